@@ -1,0 +1,12 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.spec.ts'],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
+  moduleNameMapper: {
+    '^nestjs-geneva-drive$': '<rootDir>/lib/index.ts',
+    '^nestjs-geneva-drive/testing$': '<rootDir>/lib/testing/index.ts',
+  },
+  testTimeout: 30000,
+};

@@ -1,0 +1,52 @@
+import { Injectable, type Type } from '@nestjs/common';
+import { CANCEL_IF_METADATA, STEPS_METADATA, WORKFLOW_METADATA } from '../constants';
+import type { RecordedStep } from '../decorators/recorded-step.interface';
+import type { WorkflowOptions } from '../interfaces/workflow-options.interface';
+
+/** The only reader of decorator metadata: knows the keys and how inheritance combines them. */
+@Injectable()
+export class WorkflowMetadataAccessor {
+  isWorkflow(target: Function): boolean {
+    return Reflect.hasOwnMetadata(WORKFLOW_METADATA, target);
+  }
+
+  /** Own options merged over the parents' (`stepJobOptions` merged key by key, policies appended). */
+  getWorkflowOptions(target: Type<object>): WorkflowOptions {
+    return this.lineage(target).reduce<WorkflowOptions>((merged, cls) => {
+      const own = Reflect.getOwnMetadata(WORKFLOW_METADATA, cls) as WorkflowOptions | undefined;
+      if (!own) return merged;
+      const ownPolicies = own.onException === undefined ? [] : [own.onException].flat();
+      const parentPolicies = merged.onException === undefined ? [] : [merged.onException].flat();
+      return {
+        ...merged,
+        ...own,
+        name: cls === target ? own.name : merged.name,
+        stepJobOptions: { ...merged.stepJobOptions, ...own.stepJobOptions },
+        onException: [...parentPolicies, ...ownPolicies],
+      };
+    }, {});
+  }
+
+  /** Recorded steps, parents first, each class in declaration order. */
+  getRecordedSteps(target: Type<object>): RecordedStep[] {
+    return this.lineage(target).flatMap(
+      (cls) => (Reflect.getOwnMetadata(STEPS_METADATA, cls.prototype) as RecordedStep[] | undefined) ?? [],
+    );
+  }
+
+  getCancelIfMethods(target: Type<object>): string[] {
+    return this.lineage(target).flatMap(
+      (cls) => (Reflect.getOwnMetadata(CANCEL_IF_METADATA, cls.prototype) as string[] | undefined) ?? [],
+    );
+  }
+
+  /** The class and its ancestors, base class first. */
+  private lineage(target: Type<object>): Array<Type<object>> {
+    const chain: Array<Type<object>> = [];
+    for (let cls: unknown = target; typeof cls === 'function' && cls !== Function.prototype; ) {
+      chain.unshift(cls as Type<object>);
+      cls = Object.getPrototypeOf(cls);
+    }
+    return chain;
+  }
+}

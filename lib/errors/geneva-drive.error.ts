@@ -1,0 +1,9 @@
+/** Common base of every error raised by nestjs-geneva-drive. */
+export class GenevaDriveError extends Error {
+  override readonly name: string = 'GenevaDriveError';
+
+  constructor(message: string) {
+    super(message);
+    Object.setPrototypeOf(this, new.target.prototype);
+  }
+}

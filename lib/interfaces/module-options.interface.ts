@@ -1,0 +1,103 @@
+import type { InjectionToken, LoggerService, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
+import type { Duration } from './states.interface';
+
+/** Housekeeping schedule and thresholds. */
+export interface HousekeepingOptions {
+  /** default true */
+  enabled?: boolean;
+  /** default '*\/5 * * * *' */
+  cron?: string;
+  /** default '30d'; null disables cleanup */
+  deleteCompletedWorkflowsAfter?: Duration | null;
+  /** default '1h' */
+  stuckInProgressThreshold?: Duration;
+  /** default '15m' */
+  stuckScheduledThreshold?: Duration;
+  /** default 'reattempt' */
+  stuckRecoveryAction?: 'reattempt' | 'cancel';
+  /** default 1000 */
+  batchSize?: number;
+}
+
+/** What `errorReporter` receives beside the error. Unknown values are null. */
+export interface ErrorReportContext {
+  workflowId: string;
+  workflowClass: string;
+  stepExecutionId: string | null;
+  stepName: string | null;
+  heroType: string | null;
+  heroId: string | null;
+}
+
+/** The port of `Rails.error.report`. */
+export type ErrorReporter = (error: Error, context: ErrorReportContext) => void | Promise<void>;
+
+/** Receives the housekeeping gauges. */
+export interface GaugeReporter {
+  gauge(name: string, value: number, tags?: Record<string, string>): void;
+}
+
+/** BullMQ / ioredis connection options (only the commonly used keys are spelled out). */
+export interface GenevaDriveConnectionOptions {
+  host?: string;
+  port?: number;
+  username?: string;
+  password?: string;
+  db?: number;
+  [key: string]: unknown;
+}
+
+/** Per-queue worker settings. */
+export interface GenevaDriveQueueOptions {
+  /** default 10 */
+  concurrency?: number;
+}
+
+/** Options of `GenevaDriveModule.forRoot()`. Every key is optional. */
+export interface GenevaDriveModuleOptions {
+  /** default { host: '127.0.0.1', port: 6379 } */
+  connection?: GenevaDriveConnectionOptions;
+  /** BullMQ key prefix, default 'geneva-drive' */
+  prefix?: string;
+  /** TypeORM data source name, default: the default data source */
+  dataSource?: string;
+  /** queues consumed by this process, default { 'geneva-drive': { concurrency: 10 } } */
+  queues?: Record<string, GenevaDriveQueueOptions>;
+  /** default 'geneva-drive' */
+  defaultQueue?: string;
+  /** whether this process runs workers, default true */
+  worker?: boolean;
+  /** default true */
+  enqueueAfterCommit?: boolean;
+  housekeeping?: HousekeepingOptions;
+  /** bytes of serialized JSON, default 131072; null disables */
+  maxCursorSize?: number | null;
+  /** bytes of serialized JSON, default 131072; null disables */
+  maxSignalPayloadSize?: number | null;
+  /** default '7d'; null disables the overdue gauge */
+  waitingVisibilityThreshold?: Duration | null;
+  /** default: logs with the Nest Logger */
+  errorReporter?: ErrorReporter;
+  /** default: no-op */
+  metrics?: GaugeReporter;
+  /** default: Nest's Logger */
+  logger?: LoggerService;
+}
+
+/** `useClass`/`useExisting` factories implement `create()`. */
+export interface GenevaDriveOptionsFactory {
+  create(): GenevaDriveModuleOptions | Promise<GenevaDriveModuleOptions>;
+}
+
+/** Options of `GenevaDriveModule.forRootAsync()`. */
+export interface GenevaDriveModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** The queues this process consumes, known before the factory resolves. */
+  queues?: Record<string, GenevaDriveQueueOptions>;
+  /** default true */
+  isGlobal?: boolean;
+  inject?: Array<InjectionToken | OptionalFactoryDependency>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  useFactory?: (...args: any[]) => GenevaDriveModuleOptions | Promise<GenevaDriveModuleOptions>;
+  useClass?: Type<GenevaDriveOptionsFactory>;
+  useExisting?: Type<GenevaDriveOptionsFactory>;
+}

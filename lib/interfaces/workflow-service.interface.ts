@@ -1,0 +1,41 @@
+import type { Type } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { WorkflowEntity } from '../entities/workflow.entity';
+import type { StepJobOptions } from './job-options.interface';
+import type { WorkflowState } from './states.interface';
+
+/** A `@Workflow` class or its registered name. */
+export type WorkflowRef = Type<object> | string;
+/** A `WorkflowEntity` or its id. */
+export type WorkflowLike = WorkflowEntity | string;
+
+export interface StartOptions {
+  hero?: object | null;
+  allowMultiple?: boolean;
+  metadata?: Record<string, unknown>;
+  stepJobOptions?: StepJobOptions;
+  manager?: EntityManager;
+}
+
+export interface ListFilter {
+  workflow?: WorkflowRef;
+  state?: WorkflowState | WorkflowState[];
+  hero?: object;
+  ongoing?: boolean;
+  limit?: number;
+  offset?: number;
+}
+
+export interface SignalOptions {
+  payload?: unknown;
+  idempotencyKey?: string;
+  manager?: EntityManager;
+}
+
+export interface HousekeepingResult {
+  workflowsCleanedUp: number;
+  stepExecutionsCleanedUp: number;
+  signalsCleanedUp: number;
+  stuckInProgressRecovered: number;
+  stuckScheduledRecovered: number;
+}

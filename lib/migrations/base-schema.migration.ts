@@ -1,0 +1,134 @@
+import {
+  Table,
+  TableForeignKey,
+  TableIndex,
+  type MigrationInterface,
+  type QueryRunner,
+} from 'typeorm';
+import { columnOf, columnTypesFor } from './column-types';
+import {
+  FOREIGN_KEY_NAMES,
+  INDEX_NAMES,
+  STEP_EXECUTIONS_TABLE,
+  WORKFLOWS_TABLE,
+} from './migration.constants';
+import { dropTableIfExists, ensureIndices, ensureTable, quoteColumn } from './schema-guards';
+
+/**
+ * Creates `geneva_drive_workflows` and `geneva_drive_step_executions` with their indexes, the
+ * one-ongoing-workflow-per-hero and one-active-execution-per-workflow uniqueness rules (SPEC §3).
+ * The resumable-step and signal columns come from the two later migrations.
+ */
+export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
+  name = 'GenevaDriveBaseSchema1764400000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const t = columnTypesFor(queryRunner);
+    const q = (column: string): string => quoteColumn(queryRunner, column);
+    const nullable = { isNullable: true };
+
+    // No timestamp defaults: the library writes every timestamp from the application clock.
+    await ensureTable(
+      queryRunner,
+      new Table({
+        name: WORKFLOWS_TABLE,
+        columns: [
+          columnOf('id', t.id, { isPrimary: true }),
+          columnOf('type', t.string),
+          columnOf('hero_type', t.string, nullable),
+          columnOf('hero_id', t.string, nullable),
+          columnOf('state', t.string, { default: "'ready'" }),
+          columnOf('current_step_name', t.string, nullable),
+          columnOf('next_step_name', t.string, nullable),
+          columnOf('allow_multiple', t.boolean, { default: t.falseLiteral }),
+          columnOf('transitioned_at', t.timestamp, nullable),
+          columnOf('metadata', t.json, nullable),
+          columnOf('created_at', t.timestamp),
+          columnOf('updated_at', t.timestamp),
+        ],
+      }),
+    );
+    await ensureIndices(queryRunner, WORKFLOWS_TABLE, [
+      new TableIndex({ name: INDEX_NAMES.workflowsType, columnNames: ['type'] }),
+      new TableIndex({ name: INDEX_NAMES.workflowsState, columnNames: ['state'] }),
+      new TableIndex({ name: INDEX_NAMES.workflowsHero, columnNames: ['hero_type', 'hero_id'] }),
+      // NULLs are distinct in unique indexes, so heroless workflows never collide.
+      new TableIndex({
+        name: INDEX_NAMES.workflowsUniqueOngoing,
+        columnNames: ['type', 'hero_type', 'hero_id'],
+        isUnique: true,
+        where: `${q('state')} NOT IN ('finished', 'canceled') AND ${q('allow_multiple')} = ${t.falseLiteral}`,
+      }),
+    ]);
+
+    await ensureTable(
+      queryRunner,
+      new Table({
+        name: STEP_EXECUTIONS_TABLE,
+        columns: [
+          columnOf('id', t.id, { isPrimary: true }),
+          columnOf('workflow_id', t.id),
+          columnOf('step_name', t.string),
+          columnOf('state', t.string, { default: "'scheduled'" }),
+          columnOf('outcome', t.string, nullable),
+          columnOf('scheduled_for', t.timestamp),
+          columnOf('started_at', t.timestamp, nullable),
+          columnOf('completed_at', t.timestamp, nullable),
+          columnOf('failed_at', t.timestamp, nullable),
+          columnOf('canceled_at', t.timestamp, nullable),
+          columnOf('skipped_at', t.timestamp, nullable),
+          columnOf('finished_at', t.timestamp, nullable),
+          columnOf('error_class_name', t.string, nullable),
+          columnOf('error_message', t.text, nullable),
+          columnOf('error_backtrace', t.text, nullable),
+          columnOf('job_id', t.string, nullable),
+          columnOf('metadata', t.json, nullable),
+          columnOf('created_at', t.timestamp),
+          columnOf('updated_at', t.timestamp),
+        ],
+        foreignKeys: [
+          new TableForeignKey({
+            name: FOREIGN_KEY_NAMES.stepExecutionsWorkflow,
+            columnNames: ['workflow_id'],
+            referencedTableName: WORKFLOWS_TABLE,
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          }),
+        ],
+      }),
+    );
+    await ensureIndices(queryRunner, STEP_EXECUTIONS_TABLE, [
+      new TableIndex({
+        name: INDEX_NAMES.stepExecutionsScheduled,
+        columnNames: ['state', 'scheduled_for'],
+      }),
+      new TableIndex({
+        name: INDEX_NAMES.stepExecutionsWorkflowCreated,
+        columnNames: ['workflow_id', 'created_at'],
+      }),
+      new TableIndex({
+        name: INDEX_NAMES.stepExecutionsWorkflowState,
+        columnNames: ['workflow_id', 'state'],
+      }),
+      new TableIndex({ name: INDEX_NAMES.stepExecutionsFinishedAt, columnNames: ['finished_at'] }),
+      // `waiting` is deliberately outside: a parked execution holds no slot (reference §1.2).
+      new TableIndex({
+        name: INDEX_NAMES.stepExecutionsOneActive,
+        columnNames: ['workflow_id'],
+        isUnique: true,
+        where: `${q('state')} IN ('scheduled', 'in_progress')`,
+      }),
+      // Lets stuck-in-progress recovery find old rows without walking every running one.
+      new TableIndex({
+        name: INDEX_NAMES.stepExecutionsInProgressStartedAt,
+        columnNames: ['started_at'],
+        where: `${q('state')} = 'in_progress'`,
+      }),
+    ]);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await dropTableIfExists(queryRunner, STEP_EXECUTIONS_TABLE);
+    await dropTableIfExists(queryRunner, WORKFLOWS_TABLE);
+  }
+}

@@ -1,0 +1,20 @@
+import type { MigrationInterface } from 'typeorm';
+import { GenevaDriveBaseSchema1764400000000 } from './base-schema.migration';
+import { GenevaDriveResumableSteps1764400001000 } from './resumable-steps.migration';
+import { GenevaDriveSignals1764400002000 } from './signals.migration';
+
+export {
+  GenevaDriveBaseSchema1764400000000,
+  GenevaDriveResumableSteps1764400001000,
+  GenevaDriveSignals1764400002000,
+};
+
+/**
+ * The library's TypeORM migrations, in order: base schema, resumable-step columns, signals.
+ * Add them to your DataSource `migrations` (beside your own) and run them.
+ */
+export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
+  GenevaDriveBaseSchema1764400000000,
+  GenevaDriveResumableSteps1764400001000,
+  GenevaDriveSignals1764400002000,
+];

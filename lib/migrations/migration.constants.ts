@@ -1,0 +1,28 @@
+/** Table names owned by the library's migrations; TypeORM adds the DataSource's schema to them. */
+export const WORKFLOWS_TABLE = 'geneva_drive_workflows';
+export const STEP_EXECUTIONS_TABLE = 'geneva_drive_step_executions';
+export const SIGNALS_TABLE = 'geneva_drive_signals';
+
+/** Index names, shared by the migrations and by code that recognizes their violations. */
+export const INDEX_NAMES = {
+  workflowsType: 'index_geneva_drive_workflows_on_type',
+  workflowsState: 'index_geneva_drive_workflows_on_state',
+  workflowsHero: 'index_geneva_drive_workflows_on_hero',
+  workflowsUniqueOngoing: 'index_geneva_drive_workflows_unique_ongoing',
+  stepExecutionsScheduled: 'index_geneva_drive_step_executions_scheduled',
+  stepExecutionsWorkflowCreated: 'index_geneva_drive_step_executions_workflow_created',
+  stepExecutionsWorkflowState: 'index_geneva_drive_step_executions_workflow_state',
+  stepExecutionsFinishedAt: 'index_geneva_drive_step_executions_on_finished_at',
+  stepExecutionsOneActive: 'index_geneva_drive_step_executions_one_active',
+  stepExecutionsInProgressStartedAt: 'index_geneva_drive_step_executions_in_progress_started_at',
+  stepExecutionsContinuesFrom: 'index_geneva_drive_step_executions_on_continues_from_id',
+  stepExecutionsSignal: 'index_geneva_drive_step_executions_on_signal_id',
+  signalsDedup: 'index_geneva_drive_signals_dedup',
+  signalsWorkflowState: 'index_geneva_drive_signals_workflow_state',
+} as const;
+
+/** Foreign key names (PostgreSQL and SQLite; MariaDB has none, SPEC §15.8). */
+export const FOREIGN_KEY_NAMES = {
+  stepExecutionsWorkflow: 'fk_geneva_drive_step_executions_workflow',
+  signalsWorkflow: 'fk_geneva_drive_signals_workflow',
+} as const;

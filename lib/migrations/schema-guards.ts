@@ -1,0 +1,97 @@
+import { Table, TableColumn, TableForeignKey, TableIndex, type QueryRunner } from 'typeorm';
+
+// Every helper checks before it acts, so a migration re-run after a partial failure (or over a
+// schema that already has some of its objects) completes instead of failing. Tables are always
+// addressed by bare name: TypeORM resolves it against the DataSource's schema / search_path.
+
+/** Loads a table that the calling step has just ensured exists. */
+async function loadTable(queryRunner: QueryRunner, tableName: string): Promise<Table> {
+  const table = await queryRunner.getTable(tableName);
+  if (!table) throw new Error(`Table ${tableName} does not exist`);
+  return table;
+}
+
+/** True when `fk` is already present on `table` (matched by its columns, as names vary by driver). */
+function hasForeignKey(table: Table, fk: TableForeignKey): boolean {
+  const wanted = fk.columnNames.join(',');
+  return table.foreignKeys.some((existing) => existing.columnNames.join(',') === wanted);
+}
+
+/** Creates the table with its foreign keys, or adds any foreign key an existing table lacks. */
+export async function ensureTable(queryRunner: QueryRunner, definition: Table): Promise<void> {
+  if (!(await queryRunner.hasTable(definition.name))) {
+    // Indices are created separately by ensureIndices, so both paths share one guard.
+    await queryRunner.createTable(definition, false, true, false);
+    return;
+  }
+  const table = await loadTable(queryRunner, definition.name);
+  for (const fk of definition.foreignKeys) {
+    if (!hasForeignKey(table, fk)) await queryRunner.createForeignKey(table, fk);
+  }
+}
+
+/** Adds the columns the table does not have yet, in one step (SQLite rebuilds the table per call). */
+export async function ensureColumns(
+  queryRunner: QueryRunner,
+  tableName: string,
+  columns: TableColumn[],
+): Promise<void> {
+  const table = await loadTable(queryRunner, tableName);
+  const missing = columns.filter((column) => !table.findColumnByName(column.name));
+  if (missing.length > 0) await queryRunner.addColumns(table, missing);
+}
+
+/** Creates each index whose name the table does not carry yet. */
+export async function ensureIndices(
+  queryRunner: QueryRunner,
+  tableName: string,
+  indices: TableIndex[],
+): Promise<void> {
+  for (const index of indices) {
+    // Reloaded per index: some drivers rebuild the table object on every change.
+    const table = await loadTable(queryRunner, tableName);
+    if (!table.indices.some((existing) => existing.name === index.name)) {
+      await queryRunner.createIndex(table, index);
+    }
+  }
+}
+
+/** Drops the named indices that exist; a missing table means there is nothing to drop. */
+export async function dropIndicesIfExist(
+  queryRunner: QueryRunner,
+  tableName: string,
+  names: string[],
+): Promise<void> {
+  for (const name of names) {
+    const table = await queryRunner.getTable(tableName);
+    const index = table?.indices.find((existing) => existing.name === name);
+    if (table && index) await queryRunner.dropIndex(table, index);
+  }
+}
+
+/** Drops the named columns that exist, in one step. */
+export async function dropColumnsIfExist(
+  queryRunner: QueryRunner,
+  tableName: string,
+  names: string[],
+): Promise<void> {
+  const table = await queryRunner.getTable(tableName);
+  if (!table) return;
+  const present = names
+    .map((name) => table.findColumnByName(name))
+    .filter((column): column is TableColumn => column !== undefined);
+  if (present.length > 0) await queryRunner.dropColumns(table, present);
+}
+
+/** Drops the table with its indices and foreign keys when it exists. */
+export async function dropTableIfExists(
+  queryRunner: QueryRunner,
+  tableName: string,
+): Promise<void> {
+  await queryRunner.dropTable(tableName, true, true, true);
+}
+
+/** Quotes a column name for a raw predicate (partial-index `where`) the way the driver does. */
+export function quoteColumn(queryRunner: QueryRunner, name: string): string {
+  return queryRunner.connection.driver.escape(name);
+}

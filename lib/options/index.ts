@@ -1,0 +1,3 @@
+export * from './resolve-module-options';
+export * from './resolved-options.interface';
+export * from './resolved-options.token';

@@ -1,0 +1,111 @@
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Min,
+  ValidateIf,
+  ValidateNested,
+  registerDecorator,
+  type ValidationOptions,
+} from 'class-validator';
+import { isDuration } from '../common/duration';
+
+/** A key is valid when `test` passes; the message names the key and what it takes. */
+function Satisfies(test: (value: unknown) => boolean, expectation: string, options?: ValidationOptions) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'satisfies',
+      target: object.constructor,
+      propertyName,
+      options: { message: `${propertyName} must be ${expectation}`, ...options },
+      validator: { validate: (value: unknown) => test(value) },
+    });
+}
+
+const isQueueName = (name: string) => name.length > 0 && !name.includes(':');
+
+class HousekeepingOptionsSchema {
+  @IsOptional() @IsBoolean() enabled?: boolean;
+  @IsOptional() @IsString() cron?: string;
+  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @Satisfies(isDuration, "a duration (ms or a string such as '30d') or null")
+  deleteCompletedWorkflowsAfter?: unknown;
+  @IsOptional() @Satisfies(isDuration, "a duration such as '1h'") stuckInProgressThreshold?: unknown;
+  @IsOptional() @Satisfies(isDuration, "a duration such as '15m'") stuckScheduledThreshold?: unknown;
+  @IsOptional() @IsIn(['reattempt', 'cancel']) stuckRecoveryAction?: string;
+  @IsOptional() @IsInt() @Min(1) batchSize?: number;
+}
+
+
+/**
+ * class-validator shape of `GenevaDriveModuleOptions`. Validated with `whitelist` and
+ * `forbidNonWhitelisted`, so every key must be declared here.
+ */
+export class ModuleOptionsSchema {
+  /** Passed to ioredis as given; only the types of host, port and db are checked. */
+  @IsOptional()
+  @IsObject()
+  @Satisfies(
+    (value) => {
+      const { host, port, db } = (value ?? {}) as Record<string, unknown>;
+      return (
+        (host === undefined || typeof host === 'string') &&
+        (port === undefined || Number.isInteger(port)) &&
+        (db === undefined || Number.isInteger(db))
+      );
+    },
+    'an ioredis options object (host: string, port and db: integers)',
+  )
+  connection?: Record<string, unknown>;
+  @IsOptional() @IsString() @Matches(/^[^:]+$/, { message: 'prefix must not contain ":"' }) prefix?: string;
+  @IsOptional() @IsString() dataSource?: string;
+
+  @IsOptional()
+  @Satisfies(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      Object.entries(value).every(
+        ([name, options]) =>
+          isQueueName(name) &&
+          typeof options === 'object' &&
+          options !== null &&
+          Object.keys(options).every((key) => key === 'concurrency') &&
+          ((options as { concurrency?: unknown }).concurrency === undefined ||
+            (Number.isInteger((options as { concurrency?: unknown }).concurrency) &&
+              ((options as { concurrency: number }).concurrency) > 0)),
+      ),
+    "a record of queue names (no ':') to { concurrency?: positive integer }",
+  )
+  queues?: unknown;
+
+  @IsOptional() @IsString() @Matches(/^[^:]+$/, { message: 'defaultQueue must not contain ":"' }) defaultQueue?: string;
+  @IsOptional() @IsBoolean() worker?: boolean;
+  @IsOptional() @IsBoolean() enqueueAfterCommit?: boolean;
+
+  @IsOptional() @ValidateNested() @Type(() => HousekeepingOptionsSchema)
+  housekeeping?: HousekeepingOptionsSchema;
+
+  @ValidateIf((_, value) => value !== undefined && value !== null) @IsInt() @Min(1) maxCursorSize?: number | null;
+  @ValidateIf((_, value) => value !== undefined && value !== null) @IsInt() @Min(1) maxSignalPayloadSize?: number | null;
+  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @Satisfies(isDuration, "a duration such as '7d' or null")
+  waitingVisibilityThreshold?: unknown;
+
+  @IsOptional() @Satisfies((value) => typeof value === 'function', 'a function (error, context) => void') errorReporter?: unknown;
+  @IsOptional()
+  @Satisfies((value) => typeof (value as { gauge?: unknown } | null)?.gauge === 'function', 'an object with gauge(name, value, tags?)')
+  metrics?: unknown;
+  @IsOptional()
+  @Satisfies(
+    (value) => ['log', 'error', 'warn'].every((method) => typeof (value as Record<string, unknown> | null)?.[method] === 'function'),
+    'a Nest LoggerService (log, error, warn)',
+  )
+  logger?: unknown;
+}
+

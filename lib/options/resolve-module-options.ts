@@ -1,0 +1,87 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { parseDuration } from '../common/duration';
+import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from '../constants';
+import { ModuleOptionsError } from '../errors/module-options.error';
+import type {
+  GenevaDriveModuleOptions,
+  GenevaDriveQueueOptions,
+} from '../interfaces/module-options.interface';
+import { ModuleOptionsSchema } from './module-options.schema';
+import type { ResolvedGenevaDriveOptions } from './resolved-options.interface';
+
+const DEFAULT_CONCURRENCY = 10;
+
+/** The queues a process consumes when none are configured. */
+export function defaultQueues(
+  queues: Record<string, GenevaDriveQueueOptions> | undefined,
+): Record<string, Required<GenevaDriveQueueOptions>> {
+  const given = queues ?? { [DEFAULT_QUEUE_NAME]: {} };
+  return Object.fromEntries(
+    Object.entries(given).map(([name, options]) => [
+      name,
+      { concurrency: options?.concurrency ?? DEFAULT_CONCURRENCY },
+    ]),
+  );
+}
+
+/**
+ * Validates module options (unknown keys rejected) and applies every default in one place.
+ * Throws `ModuleOptionsError` naming every offending key.
+ */
+export function resolveModuleOptions(
+  options: GenevaDriveModuleOptions | undefined,
+  source = 'GenevaDriveModule.forRoot()',
+): ResolvedGenevaDriveOptions {
+  const raw = options ?? {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ModuleOptionsError(`${source} expects an options object.`);
+  }
+  const schema = plainToInstance(ModuleOptionsSchema, raw);
+  const errors = validateSync(schema, { whitelist: true, forbidNonWhitelisted: true });
+  if (errors.length > 0) {
+    const problems = flatten(errors).join('; ');
+    throw new ModuleOptionsError(`${source} has invalid options: ${problems}.`);
+  }
+  const housekeeping = raw.housekeeping ?? {};
+  const deleteAfter = housekeeping.deleteCompletedWorkflowsAfter;
+  const visibility = raw.waitingVisibilityThreshold;
+  return {
+    connection: raw.connection ?? { host: '127.0.0.1', port: 6379 },
+    prefix: raw.prefix ?? DEFAULT_PREFIX,
+    dataSource: raw.dataSource,
+    queues: defaultQueues(raw.queues),
+    defaultQueue: raw.defaultQueue ?? DEFAULT_QUEUE_NAME,
+    worker: raw.worker ?? true,
+    enqueueAfterCommit: raw.enqueueAfterCommit ?? true,
+    housekeeping: {
+      enabled: housekeeping.enabled ?? true,
+      cron: housekeeping.cron ?? '*/5 * * * *',
+      deleteCompletedWorkflowsAfterMs:
+        deleteAfter === null ? null : parseDuration(deleteAfter ?? '30d', 'deleteCompletedWorkflowsAfter'),
+      stuckInProgressThresholdMs: parseDuration(housekeeping.stuckInProgressThreshold ?? '1h', 'stuckInProgressThreshold'),
+      stuckScheduledThresholdMs: parseDuration(housekeeping.stuckScheduledThreshold ?? '15m', 'stuckScheduledThreshold'),
+      stuckRecoveryAction: housekeeping.stuckRecoveryAction ?? 'reattempt',
+      batchSize: housekeeping.batchSize ?? 1000,
+    },
+    maxCursorSize: raw.maxCursorSize === undefined ? 131072 : raw.maxCursorSize,
+    maxSignalPayloadSize: raw.maxSignalPayloadSize === undefined ? 131072 : raw.maxSignalPayloadSize,
+    waitingVisibilityThresholdMs:
+      visibility === null ? null : parseDuration(visibility ?? '7d', 'waitingVisibilityThreshold'),
+    errorReporter: raw.errorReporter ?? null,
+    metrics: raw.metrics ?? null,
+    logger: raw.logger ?? null,
+  };
+}
+
+function flatten(errors: ValidationError[], path = ''): string[] {
+  return errors.flatMap((error) => {
+    const key = path ? `${path}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) =>
+      message.startsWith(`property ${error.property} should not exist`)
+        ? `${key} is not a known option`
+        : `${key}: ${message}`,
+    );
+    return [...own, ...flatten(error.children ?? [], key)];
+  });
+}

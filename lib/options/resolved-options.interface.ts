@@ -1,0 +1,33 @@
+import type { LoggerService } from '@nestjs/common';
+import type {
+  ErrorReporter,
+  GaugeReporter,
+  GenevaDriveConnectionOptions,
+  GenevaDriveQueueOptions,
+} from '../interfaces/module-options.interface';
+
+/** Module options with every default applied and every duration in milliseconds. */
+export interface ResolvedGenevaDriveOptions {
+  connection: GenevaDriveConnectionOptions;
+  prefix: string;
+  dataSource: string | undefined;
+  queues: Record<string, Required<GenevaDriveQueueOptions>>;
+  defaultQueue: string;
+  worker: boolean;
+  enqueueAfterCommit: boolean;
+  housekeeping: {
+    enabled: boolean;
+    cron: string;
+    deleteCompletedWorkflowsAfterMs: number | null;
+    stuckInProgressThresholdMs: number;
+    stuckScheduledThresholdMs: number;
+    stuckRecoveryAction: 'reattempt' | 'cancel';
+    batchSize: number;
+  };
+  maxCursorSize: number | null;
+  maxSignalPayloadSize: number | null;
+  waitingVisibilityThresholdMs: number | null;
+  errorReporter: ErrorReporter | null;
+  metrics: GaugeReporter | null;
+  logger: LoggerService | null;
+}

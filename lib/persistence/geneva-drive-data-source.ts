@@ -1,0 +1,108 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { SignalEntity } from '../entities/signal.entity';
+import { StepExecutionEntity } from '../entities/step-execution.entity';
+import { WorkflowEntity } from '../entities/workflow.entity';
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { ModuleOptionsError } from '../errors/module-options.error';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { AfterCommitSubscriber } from '../queue/after-commit.subscriber';
+import { JobDispatcher } from '../queue/job-dispatcher';
+import { AsyncMutex } from './async-mutex';
+import { databaseFamily, type DatabaseFamily } from './sql-dialect';
+import { UnitOfWork } from './unit-of-work';
+
+/**
+ * The library's handle on the app's TypeORM DataSource: resolves it at `onModuleInit`, and runs
+ * every library transaction (READ COMMITTED, after-commit enqueue, savepoints inside a caller's
+ * transaction, an in-process mutex on SQLite).
+ */
+@Injectable()
+export class GenevaDriveDataSource implements OnModuleInit {
+  private source: DataSource | null = null;
+  private familyName: DatabaseFamily = 'postgres';
+  private readonly sqliteMutex = new AsyncMutex();
+
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    private readonly dispatcher: JobDispatcher,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {}
+
+  onModuleInit(): void {
+    const token = getDataSourceToken(this.options.dataSource);
+    let dataSource: DataSource;
+    try {
+      dataSource = this.moduleRef.get<DataSource>(token, { strict: false });
+    } catch {
+      throw new ModuleOptionsError(
+        `GenevaDriveModule found no TypeORM data source${this.options.dataSource ? ` named '${this.options.dataSource}'` : ''}. ` +
+          'Import TypeOrmModule.forRoot() (with GENEVA_DRIVE_ENTITIES) or set the dataSource option to its name.',
+      );
+    }
+    for (const entity of [WorkflowEntity, StepExecutionEntity, SignalEntity]) {
+      if (!dataSource.hasMetadata(entity)) {
+        throw new ModuleOptionsError(
+          `The TypeORM data source does not register ${entity.name}. Add GENEVA_DRIVE_ENTITIES to its entities (and GENEVA_DRIVE_MIGRATIONS to its migrations).`,
+        );
+      }
+    }
+    this.familyName = databaseFamily(dataSource);
+    dataSource.subscribers.push(new AfterCommitSubscriber(this.dispatcher));
+    this.source = dataSource;
+  }
+
+  get dataSource(): DataSource {
+    if (!this.source) throw new Error('GenevaDriveDataSource used before onModuleInit.');
+    return this.source;
+  }
+
+  get family(): DatabaseFamily {
+    return this.familyName;
+  }
+
+  get manager(): EntityManager {
+    return this.dataSource.manager;
+  }
+
+  /**
+   * Runs `work` in one transaction. With a caller's `manager` inside an active transaction it runs
+   * in a savepoint of it, and its jobs wait for the caller's outermost commit.
+   */
+  async transaction<T>(work: (uow: UnitOfWork) => Promise<T>, callerManager?: EntityManager): Promise<T> {
+    const callerRunner = callerManager?.queryRunner;
+    if (callerManager && callerManager.connection !== this.dataSource) {
+      throw new InvalidArgumentError(
+        'The manager option belongs to another DataSource than the one GenevaDriveModule uses; pass a manager of that data source.',
+      );
+    }
+    if (callerManager && callerRunner?.isTransactionActive) {
+      let uow!: UnitOfWork;
+      const result = await callerManager.transaction(async (manager) => {
+        uow = this.newUnitOfWork(manager);
+        return work(uow);
+      });
+      this.dispatcher.deferToCaller(callerRunner, uow.deferredJobs);
+      return result;
+    }
+    const run = async () => {
+      let uow!: UnitOfWork;
+      const result =
+        this.familyName === 'sqlite'
+          ? await this.dataSource.transaction((manager) => work((uow = this.newUnitOfWork(manager))))
+          : await this.dataSource.transaction('READ COMMITTED', (manager) =>
+              work((uow = this.newUnitOfWork(manager))),
+            );
+      await this.dispatcher.flush(uow.deferredJobs);
+      return result;
+    };
+    return this.familyName === 'sqlite' ? this.sqliteMutex.runExclusive(run) : run();
+  }
+
+  private newUnitOfWork(manager: EntityManager): UnitOfWork {
+    return new UnitOfWork(manager, this.familyName !== 'sqlite', this.dispatcher.immediateEnqueuer());
+  }
+}

@@ -1,0 +1,144 @@
+import { Injectable } from '@nestjs/common';
+import { In, type EntityManager } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { v7 as uuidv7 } from 'uuid';
+import { StepExecutionEntity } from '../entities/step-execution.entity';
+import { WorkflowEntity } from '../entities/workflow.entity';
+import { ACTIVE_EXECUTION_STATES } from '../interfaces/states.interface';
+import type { UnitOfWork } from './unit-of-work';
+
+type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
+type ExecutionChanges = Partial<Omit<StepExecutionEntity, 'id' | 'workflowId' | 'createdAt' | 'updatedAt'>>;
+
+/**
+ * Row-level reads and writes of workflows and step executions. Locking reads take `FOR UPDATE`
+ * where the database has it; every write sets `updated_at` from the application clock.
+ */
+@Injectable()
+export class WorkflowStore {
+  /** Locks and reads the workflow row (always locked before any execution row). */
+  lockWorkflow(uow: UnitOfWork, id: string): Promise<WorkflowEntity | null> {
+    const query = uow.manager.createQueryBuilder(WorkflowEntity, 'workflow').where('workflow.id = :id', { id });
+    if (uow.locks) query.setLock('pessimistic_write');
+    return query.getOne();
+  }
+
+  lockExecution(uow: UnitOfWork, id: string): Promise<StepExecutionEntity | null> {
+    const query = uow.manager
+      .createQueryBuilder(StepExecutionEntity, 'execution')
+      .where('execution.id = :id', { id });
+    if (uow.locks) query.setLock('pessimistic_write');
+    return query.getOne();
+  }
+
+  findExecution(manager: EntityManager, id: string): Promise<StepExecutionEntity | null> {
+    return manager.findOne(StepExecutionEntity, { where: { id } });
+  }
+
+  /** The execution in scheduled, waiting or in_progress, if any (locked inside a unit of work). */
+  currentExecution(manager: EntityManager, workflowId: string, lock = false): Promise<StepExecutionEntity | null> {
+    const query = manager
+      .createQueryBuilder(StepExecutionEntity, 'execution')
+      .where('execution.workflowId = :workflowId', { workflowId })
+      .andWhere('execution.state IN (:...states)', { states: ACTIVE_EXECUTION_STATES })
+      .orderBy('execution.createdAt', 'DESC')
+      .addOrderBy('execution.id', 'DESC');
+    if (lock) query.setLock('pessimistic_write');
+    return query.getOne();
+  }
+
+  /** Executions of one step, newest first. */
+  executionsOfStep(manager: EntityManager, workflowId: string, stepName: string): Promise<StepExecutionEntity[]> {
+    return manager.find(StepExecutionEntity, {
+      where: { workflowId, stepName },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+  }
+
+  async insertWorkflow(
+    uow: UnitOfWork,
+    fields: Pick<WorkflowEntity, 'type' | 'heroType' | 'heroId' | 'allowMultiple' | 'metadata'>,
+  ): Promise<WorkflowEntity> {
+    const now = new Date();
+    const workflow = Object.assign(new WorkflowEntity(), {
+      id: uuidv7(),
+      state: 'ready',
+      currentStepName: null,
+      nextStepName: null,
+      transitionedAt: null,
+      createdAt: now,
+      updatedAt: now,
+      ...fields,
+    } satisfies Partial<WorkflowEntity>);
+    await uow.manager.insert(WorkflowEntity, workflow as QueryDeepPartialEntity<WorkflowEntity>);
+    return workflow;
+  }
+
+  async insertExecution(
+    uow: UnitOfWork,
+    fields: Pick<StepExecutionEntity, 'workflowId' | 'stepName' | 'scheduledFor'> & ExecutionChanges,
+    id: string = uuidv7(),
+  ): Promise<StepExecutionEntity> {
+    const now = new Date();
+    const execution = Object.assign(new StepExecutionEntity(), {
+      id,
+      state: 'scheduled',
+      outcome: null,
+      startedAt: null,
+      completedAt: null,
+      failedAt: null,
+      canceledAt: null,
+      skippedAt: null,
+      finishedAt: null,
+      errorClassName: null,
+      errorMessage: null,
+      errorBacktrace: null,
+      jobId: null,
+      metadata: null,
+      cursor: null,
+      continuesFromId: null,
+      signalId: null,
+      waitingSince: null,
+      createdAt: now,
+      updatedAt: now,
+      ...fields,
+    } satisfies Partial<StepExecutionEntity>);
+    await uow.manager.insert(StepExecutionEntity, execution as QueryDeepPartialEntity<StepExecutionEntity>);
+    return execution;
+  }
+
+  async updateWorkflow(uow: UnitOfWork, workflow: WorkflowEntity, changes: WorkflowChanges): Promise<void> {
+    const updatedAt = new Date();
+    await uow.manager.update(WorkflowEntity, { id: workflow.id }, {
+      ...changes,
+      updatedAt,
+    } as QueryDeepPartialEntity<WorkflowEntity>);
+    Object.assign(workflow, changes, { updatedAt });
+  }
+
+  async updateExecution(
+    uow: UnitOfWork,
+    execution: StepExecutionEntity,
+    changes: ExecutionChanges,
+  ): Promise<void> {
+    const updatedAt = new Date();
+    await uow.manager.update(StepExecutionEntity, { id: execution.id }, {
+      ...changes,
+      updatedAt,
+    } as QueryDeepPartialEntity<StepExecutionEntity>);
+    Object.assign(execution, changes, { updatedAt });
+  }
+
+  /**
+   * Cancels every scheduled or waiting execution of the workflow (the stray sweep before a new
+   * execution is created). In-progress rows are left alone.
+   */
+  async sweepStrayExecutions(uow: UnitOfWork, workflowId: string): Promise<void> {
+    const now = new Date();
+    await uow.manager.update(
+      StepExecutionEntity,
+      { workflowId, state: In(['scheduled', 'waiting']) },
+      { state: 'canceled', outcome: 'canceled', canceledAt: now, finishedAt: now, updatedAt: now },
+    );
+  }
+}

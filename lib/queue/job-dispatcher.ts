@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import type { QueryRunner } from 'typeorm';
+import { ErrorReportingService } from '../observability/error-reporting.service';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { isInlineEnqueue } from './inline-enqueue.context';
+import type { StepJob } from './step-job.interface';
+import { StepJobQueue } from './step-job.queue';
+
+/**
+ * Decides when step jobs reach the queue: after the library's own transaction commits, after the
+ * caller's outermost transaction commits, or at once (inline enqueue).
+ */
+@Injectable()
+export class JobDispatcher {
+  private readonly pendingByQueryRunner = new WeakMap<QueryRunner, StepJob[]>();
+
+  constructor(
+    private readonly queue: StepJobQueue,
+    private readonly errors: ErrorReportingService,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {}
+
+  /** The immediate enqueue function for a new unit of work, or null to defer until commit. */
+  immediateEnqueuer(): ((job: StepJob) => Promise<void>) | null {
+    if (this.options.enqueueAfterCommit && !isInlineEnqueue()) return null;
+    return (job) => this.queue.add(job);
+  }
+
+  /** Enqueues jobs of a committed library transaction; failures are reported, not thrown. */
+  async flush(jobs: readonly StepJob[]): Promise<void> {
+    for (const job of jobs) {
+      try {
+        await this.queue.add(job);
+      } catch (error) {
+        await this.reportEnqueueFailure(job, error);
+      }
+    }
+  }
+
+  /** Holds jobs until the caller's transaction (on this query runner) commits. */
+  deferToCaller(queryRunner: QueryRunner, jobs: readonly StepJob[]): void {
+    if (jobs.length === 0) return;
+    const pending = this.pendingByQueryRunner.get(queryRunner) ?? [];
+    pending.push(...jobs);
+    this.pendingByQueryRunner.set(queryRunner, pending);
+  }
+
+  /** Called on every commit; acts only on the outermost one (savepoint releases also fire). */
+  onCallerCommit(queryRunner: QueryRunner): void {
+    if (queryRunner.isTransactionActive) return;
+    const jobs = this.pendingByQueryRunner.get(queryRunner);
+    if (!jobs) return;
+    this.pendingByQueryRunner.delete(queryRunner);
+    // Never awaited: a commit hook must not wait on Redis. Failures are reported inside flush.
+    void this.flush(jobs);
+  }
+
+  onCallerRollback(queryRunner: QueryRunner): void {
+    if (queryRunner.isTransactionActive) return;
+    this.pendingByQueryRunner.delete(queryRunner);
+  }
+
+  private async reportEnqueueFailure(job: StepJob, error: unknown): Promise<void> {
+    const failure = error instanceof Error ? error : new Error(String(error));
+    failure.message = `Could not enqueue step job ${job.jobId}; the execution stays scheduled for housekeeping recovery: ${failure.message}`;
+    await this.errors.report(failure, {
+      workflowId: '',
+      workflowClass: '',
+      stepExecutionId: job.stepExecutionId,
+      stepName: null,
+      heroType: null,
+      heroId: null,
+    });
+  }
+}

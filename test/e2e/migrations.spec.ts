@@ -1,0 +1,517 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { DataSource, QueryFailedError, type DataSourceOptions, type QueryRunner } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import {
+  GENEVA_DRIVE_ENTITIES,
+  SignalEntity,
+  StepExecutionEntity,
+  WorkflowEntity,
+} from '../../lib/entities';
+import { GENEVA_DRIVE_MIGRATIONS } from '../../lib/migrations';
+import type { StepExecutionState, WorkflowState } from '../../lib/interfaces/states.interface';
+
+const PG = { host: '127.0.0.1', port: 5432, username: 'postgres', database: 'test' } as const;
+const TABLES = ['geneva_drive_workflows', 'geneva_drive_step_executions', 'geneva_drive_signals'];
+
+/** Runs one statement outside the schema under test (creating or dropping that schema). */
+async function adminQuery(sql: string): Promise<void> {
+  const admin = await new DataSource({
+    type: 'postgres',
+    host: PG.host,
+    port: PG.port,
+    username: PG.username,
+    database: PG.database,
+  }).initialize();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.destroy();
+  }
+}
+
+function newWorkflow(ds: DataSource, overrides: Partial<WorkflowEntity> = {}): WorkflowEntity {
+  const now = new Date();
+  return ds.getRepository(WorkflowEntity).create({
+    id: uuidv7(),
+    type: 'OrderWorkflow',
+    heroType: 'Order',
+    heroId: '42',
+    state: 'ready',
+    allowMultiple: false,
+    metadata: null,
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  });
+}
+
+function newExecution(
+  ds: DataSource,
+  workflowId: string,
+  state: StepExecutionState,
+  overrides: Partial<StepExecutionEntity> = {},
+): StepExecutionEntity {
+  const now = new Date();
+  return ds.getRepository(StepExecutionEntity).create({
+    id: uuidv7(),
+    workflowId,
+    stepName: 'reserve',
+    state,
+    scheduledFor: now,
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  });
+}
+
+function newSignal(
+  ds: DataSource,
+  workflowId: string,
+  idempotencyKey: string | null,
+): SignalEntity {
+  const now = new Date();
+  return ds.getRepository(SignalEntity).create({
+    id: uuidv7(),
+    workflowId,
+    name: 'paid',
+    idempotencyKey,
+    state: 'pending',
+    payload: null,
+    claimed: 0,
+    consumed: 0,
+    createdAt: now,
+    updatedAt: now,
+  });
+}
+
+async function saveWorkflow(
+  ds: DataSource,
+  overrides: Partial<WorkflowEntity> = {},
+): Promise<WorkflowEntity> {
+  return ds.getRepository(WorkflowEntity).save(newWorkflow(ds, overrides));
+}
+
+async function setWorkflowState(ds: DataSource, id: string, state: WorkflowState): Promise<void> {
+  await ds.getRepository(WorkflowEntity).update({ id }, { state, updatedAt: new Date() });
+}
+
+async function withQueryRunner<T>(ds: DataSource, fn: (qr: QueryRunner) => Promise<T>): Promise<T> {
+  const qr = ds.createQueryRunner();
+  try {
+    return await fn(qr);
+  } finally {
+    await qr.release();
+  }
+}
+
+/** Runs every migration's `up()` again, as a re-run after a partial failure would. */
+async function rerunAllUps(ds: DataSource): Promise<void> {
+  await withQueryRunner(ds, async (qr) => {
+    for (const Migration of GENEVA_DRIVE_MIGRATIONS) await new Migration().up(qr);
+  });
+}
+
+async function indexNames(ds: DataSource, table: string): Promise<string[]> {
+  return withQueryRunner(ds, async (qr) => {
+    const loaded = await qr.getTable(table);
+    return (loaded?.indices ?? []).map((index) => index.name ?? '').sort();
+  });
+}
+
+/** Invariants enforced by the schema itself, shared by the PostgreSQL and SQLite suites. */
+function describeConstraints(getDataSource: () => DataSource): void {
+  it('rejects a second ongoing workflow for the same (type, hero) until the first is over', async () => {
+    const ds = getDataSource();
+    const first = await saveWorkflow(ds, { heroId: 'unique-1' });
+    await expect(saveWorkflow(ds, { heroId: 'unique-1' })).rejects.toBeInstanceOf(QueryFailedError);
+    await expect(
+      saveWorkflow(ds, { heroId: 'unique-1', type: 'OtherWorkflow' }),
+    ).resolves.toBeDefined();
+
+    await setWorkflowState(ds, first.id, 'paused');
+    await expect(saveWorkflow(ds, { heroId: 'unique-1' })).rejects.toBeInstanceOf(QueryFailedError);
+
+    await setWorkflowState(ds, first.id, 'finished');
+    const second = await saveWorkflow(ds, { heroId: 'unique-1' });
+    await setWorkflowState(ds, second.id, 'canceled');
+    await expect(saveWorkflow(ds, { heroId: 'unique-1' })).resolves.toBeDefined();
+  });
+
+  it('lets allow_multiple and heroless workflows coexist', async () => {
+    const ds = getDataSource();
+    await saveWorkflow(ds, { heroId: 'multi-1' });
+    await saveWorkflow(ds, { heroId: 'multi-1', allowMultiple: true });
+    await saveWorkflow(ds, { heroId: 'multi-1', allowMultiple: true });
+    await saveWorkflow(ds, { heroType: null, heroId: null });
+    await saveWorkflow(ds, { heroType: null, heroId: null });
+    const count = await ds.getRepository(WorkflowEntity).countBy({ heroId: 'multi-1' });
+    expect(count).toBe(3);
+  });
+
+  it('allows one scheduled or in-progress execution per workflow, waiting ones aside', async () => {
+    const ds = getDataSource();
+    const repo = ds.getRepository(StepExecutionEntity);
+    const workflow = await saveWorkflow(ds, { heroId: 'active-1' });
+    await repo.save(newExecution(ds, workflow.id, 'completed'));
+    await repo.save(newExecution(ds, workflow.id, 'waiting'));
+    const scheduled = await repo.save(newExecution(ds, workflow.id, 'scheduled'));
+    await expect(repo.save(newExecution(ds, workflow.id, 'scheduled'))).rejects.toBeInstanceOf(
+      QueryFailedError,
+    );
+    await expect(repo.save(newExecution(ds, workflow.id, 'in_progress'))).rejects.toBeInstanceOf(
+      QueryFailedError,
+    );
+    await repo.update({ id: scheduled.id }, { state: 'completed', updatedAt: new Date() });
+    await expect(repo.save(newExecution(ds, workflow.id, 'in_progress'))).resolves.toBeDefined();
+  });
+
+  it('deduplicates signals by (workflow, name, idempotency key), never on a null key', async () => {
+    const ds = getDataSource();
+    const repo = ds.getRepository(SignalEntity);
+    const workflow = await saveWorkflow(ds, { heroId: 'signal-1' });
+    await repo.save(newSignal(ds, workflow.id, 'evt-1'));
+    await expect(repo.save(newSignal(ds, workflow.id, 'evt-1'))).rejects.toBeInstanceOf(
+      QueryFailedError,
+    );
+    await repo.save(newSignal(ds, workflow.id, null));
+    await repo.save(newSignal(ds, workflow.id, null));
+  });
+
+  it('deletes executions and signals with their workflow', async () => {
+    const ds = getDataSource();
+    const workflow = await saveWorkflow(ds, { heroId: 'cascade-1' });
+    await ds.getRepository(StepExecutionEntity).save(newExecution(ds, workflow.id, 'completed'));
+    await ds.getRepository(StepExecutionEntity).save(newExecution(ds, workflow.id, 'scheduled'));
+    await ds.getRepository(SignalEntity).save(newSignal(ds, workflow.id, 'evt-cascade'));
+    await ds.getRepository(WorkflowEntity).delete({ id: workflow.id });
+    expect(await ds.getRepository(StepExecutionEntity).countBy({ workflowId: workflow.id })).toBe(
+      0,
+    );
+    expect(await ds.getRepository(SignalEntity).countBy({ workflowId: workflow.id })).toBe(0);
+  });
+
+  it('round-trips dates with milliseconds, JSON key order and date cursors', async () => {
+    const ds = getDataSource();
+    const at = new Date('2025-03-04T05:06:07.891Z');
+    const metadata = {
+      zeta: 1,
+      alpha: { stepJobOptions: { queue: 'q', priority: 3 } },
+      mid: [1, 'x'],
+    };
+    const workflow = await saveWorkflow(ds, {
+      heroId: 'roundtrip-1',
+      createdAt: at,
+      updatedAt: at,
+      transitionedAt: at,
+      metadata,
+    });
+    const loaded = await ds.getRepository(WorkflowEntity).findOneByOrFail({ id: workflow.id });
+    expect(loaded.createdAt).toBeInstanceOf(Date);
+    expect(loaded.createdAt.getTime()).toBe(at.getTime());
+    expect(loaded.transitionedAt?.getTime()).toBe(at.getTime());
+    expect(loaded.allowMultiple).toBe(false);
+    expect(loaded.metadata).toEqual(metadata);
+    expect(Object.keys(loaded.metadata ?? {})).toEqual(['zeta', 'alpha', 'mid']);
+
+    const cursor = { page: 3, after: new Date('2024-12-31T23:59:59.999Z'), ids: ['b', 'a'] };
+    const execution = await ds.getRepository(StepExecutionEntity).save(
+      newExecution(ds, workflow.id, 'waiting', {
+        cursor,
+        metadata: { user: { b: 2, a: 1 }, reattemptReason: 'flow_control' },
+        waitingSince: at,
+        scheduledFor: at,
+      }),
+    );
+    const reloaded = await ds
+      .getRepository(StepExecutionEntity)
+      .findOneByOrFail({ id: execution.id });
+    expect(reloaded.cursor).toEqual(cursor);
+    expect((reloaded.cursor as { after: unknown }).after).toBeInstanceOf(Date);
+    expect(Object.keys((reloaded.metadata?.user ?? {}) as object)).toEqual(['b', 'a']);
+    expect(reloaded.waitingSince?.getTime()).toBe(at.getTime());
+    expect(reloaded.scheduledFor.getTime()).toBe(at.getTime());
+    expect(reloaded.startedAt).toBeNull();
+
+    const signal = await ds.getRepository(SignalEntity).save(newSignal(ds, workflow.id, 'rt'));
+    const reloadedSignal = await ds.getRepository(SignalEntity).findOneByOrFail({ id: signal.id });
+    expect(reloadedSignal.claimed).toBe(0);
+    expect(reloadedSignal.payload).toBeNull();
+  });
+
+  it('survives re-running every up() over a complete schema', async () => {
+    const ds = getDataSource();
+    const before = await Promise.all(TABLES.map((table) => indexNames(ds, table)));
+    await rerunAllUps(ds);
+    const after = await Promise.all(TABLES.map((table) => indexNames(ds, table)));
+    expect(after).toEqual(before);
+    expect(await ds.runMigrations()).toEqual([]);
+  });
+}
+
+/** Undoes the three migrations one by one, checking what each leaves behind, then re-applies them. */
+async function undoAllAndRedo(ds: DataSource): Promise<void> {
+  const has = (table: string, column?: string): Promise<boolean> =>
+    withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
+
+  await ds.undoLastMigration();
+  expect(await has('geneva_drive_signals')).toBe(false);
+  expect(await has('geneva_drive_step_executions', 'signal_id')).toBe(false);
+  expect(await has('geneva_drive_step_executions', 'waiting_since')).toBe(false);
+  expect(await has('geneva_drive_step_executions', 'cursor')).toBe(true);
+
+  await ds.undoLastMigration();
+  expect(await has('geneva_drive_step_executions', 'cursor')).toBe(false);
+  expect(await has('geneva_drive_step_executions', 'continues_from_id')).toBe(false);
+  expect(await has('geneva_drive_step_executions')).toBe(true);
+
+  await ds.undoLastMigration();
+  expect(await has('geneva_drive_step_executions')).toBe(false);
+  expect(await has('geneva_drive_workflows')).toBe(false);
+
+  const reapplied = await ds.runMigrations();
+  expect(reapplied.map((migration) => migration.name)).toEqual(
+    GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name),
+  );
+}
+
+describe('GENEVA_DRIVE_MIGRATIONS', () => {
+  it('are three TypeORM-valid classes in order base, resumable, signals', () => {
+    const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
+    expect(names).toHaveLength(3);
+    expect(names[0]).toMatch(/^GenevaDriveBaseSchema\d{13}$/);
+    expect(names[1]).toMatch(/^GenevaDriveResumableSteps\d{13}$/);
+    expect(names[2]).toMatch(/^GenevaDriveSignals\d{13}$/);
+    const stamps = names.map((name) => Number(name.slice(-13)));
+    expect([...stamps].sort((a, b) => a - b)).toEqual(stamps);
+    GENEVA_DRIVE_MIGRATIONS.forEach((Migration, i) => expect(Migration.name).toBe(names[i]));
+  });
+});
+
+describe('migrations on PostgreSQL (own schema)', () => {
+  const schema = `gd_mig_${randomBytes(4).toString('hex')}`;
+  let ds: DataSource;
+
+  const options: DataSourceOptions = {
+    type: 'postgres',
+    host: PG.host,
+    port: PG.port,
+    username: PG.username,
+    database: PG.database,
+    schema,
+    entities: GENEVA_DRIVE_ENTITIES,
+    migrations: GENEVA_DRIVE_MIGRATIONS,
+  };
+
+  beforeAll(async () => {
+    await adminQuery(`CREATE SCHEMA "${schema}"`);
+    ds = await new DataSource(options).initialize();
+    const applied = await ds.runMigrations();
+    expect(applied).toHaveLength(3);
+  });
+
+  afterAll(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+    await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  });
+
+  it('creates the tables and indexes in the DataSource schema only', async () => {
+    const tables = await ds.query<Array<{ table_schema: string; table_name: string }>>(
+      `SELECT table_schema, table_name FROM information_schema.tables
+        WHERE table_name LIKE 'geneva_drive_%' AND table_schema IN ($1, 'public')`,
+      [schema],
+    );
+    expect(tables.map((row) => `${row.table_schema}.${row.table_name}`).sort()).toEqual(
+      TABLES.map((table) => `${schema}.${table}`).sort(),
+    );
+
+    const indexes = await ds.query<Array<{ indexname: string; indexdef: string }>>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1`,
+      [schema],
+    );
+    const def = (name: string): string =>
+      indexes.find((row) => row.indexname === name)?.indexdef ?? `<missing ${name}>`;
+    expect(def('index_geneva_drive_workflows_unique_ongoing')).toMatch(
+      /^CREATE UNIQUE INDEX .* \(type, hero_type, hero_id\) WHERE \(\(\(state\)::text <> ALL .*'finished'.*'canceled'.*\) AND \(allow_multiple = false\)\)$/,
+    );
+    expect(def('index_geneva_drive_step_executions_one_active')).toMatch(
+      /^CREATE UNIQUE INDEX .* \(workflow_id\) WHERE .*'scheduled'.*'in_progress'/,
+    );
+    expect(def('index_geneva_drive_step_executions_in_progress_started_at')).toMatch(
+      /^CREATE INDEX .* \(started_at\) WHERE \(\(state\)::text = 'in_progress'/,
+    );
+    expect(def('index_geneva_drive_signals_dedup')).toMatch(
+      /^CREATE UNIQUE INDEX .* \(workflow_id, name, idempotency_key\)$/,
+    );
+    for (const name of [
+      'index_geneva_drive_workflows_on_type',
+      'index_geneva_drive_workflows_on_state',
+      'index_geneva_drive_workflows_on_hero',
+      'index_geneva_drive_step_executions_scheduled',
+      'index_geneva_drive_step_executions_workflow_created',
+      'index_geneva_drive_step_executions_workflow_state',
+      'index_geneva_drive_step_executions_on_finished_at',
+      'index_geneva_drive_step_executions_on_continues_from_id',
+      'index_geneva_drive_step_executions_on_signal_id',
+      'index_geneva_drive_signals_workflow_state',
+    ]) {
+      expect(def(name)).toMatch(/^CREATE INDEX /);
+    }
+  });
+
+  it('uses the per-driver column types of SPEC §15.5', async () => {
+    const columns = await ds.query<
+      Array<{
+        table_name: string;
+        column_name: string;
+        data_type: string;
+        datetime_precision: number | null;
+        column_default: string | null;
+      }>
+    >(
+      `SELECT table_name, column_name, data_type, datetime_precision, column_default
+         FROM information_schema.columns WHERE table_schema = $1`,
+      [schema],
+    );
+    const col = (table: string, column: string): (typeof columns)[number] => {
+      const found = columns.find((c) => c.table_name === table && c.column_name === column);
+      if (!found) throw new Error(`missing column ${table}.${column}`);
+      return found;
+    };
+    for (const table of TABLES) {
+      expect(col(table, 'id').data_type).toBe('uuid');
+      expect(col(table, 'created_at')).toMatchObject({
+        data_type: 'timestamp with time zone',
+        datetime_precision: 3,
+        column_default: null,
+      });
+    }
+    expect(col('geneva_drive_step_executions', 'workflow_id').data_type).toBe('uuid');
+    expect(col('geneva_drive_step_executions', 'continues_from_id').data_type).toBe('uuid');
+    expect(col('geneva_drive_step_executions', 'signal_id').data_type).toBe('uuid');
+    expect(col('geneva_drive_signals', 'workflow_id').data_type).toBe('uuid');
+    expect(col('geneva_drive_workflows', 'hero_id').data_type).toBe('character varying');
+    expect(col('geneva_drive_workflows', 'metadata').data_type).toBe('json');
+    expect(col('geneva_drive_step_executions', 'cursor').data_type).toBe('json');
+    expect(col('geneva_drive_signals', 'payload').data_type).toBe('json');
+    expect(col('geneva_drive_signals', 'claimed').data_type).toBe('integer');
+    expect(col('geneva_drive_workflows', 'allow_multiple')).toMatchObject({
+      data_type: 'boolean',
+      column_default: 'false',
+    });
+    expect(col('geneva_drive_step_executions', 'waiting_since').data_type).toBe(
+      'timestamp with time zone',
+    );
+    expect(col('geneva_drive_step_executions', 'finished_at').datetime_precision).toBe(3);
+  });
+
+  describeConstraints(() => ds);
+
+  it('restores what a partial run left out when up() runs again', async () => {
+    await ds.query(`DROP INDEX "${schema}"."index_geneva_drive_step_executions_one_active"`);
+    await ds.query(
+      `ALTER TABLE "${schema}"."geneva_drive_step_executions" DROP COLUMN "waiting_since"`,
+    );
+    await ds.query(
+      `ALTER TABLE "${schema}"."geneva_drive_signals" DROP CONSTRAINT "fk_geneva_drive_signals_workflow"`,
+    );
+    await rerunAllUps(ds);
+    expect(await indexNames(ds, 'geneva_drive_step_executions')).toContain(
+      'index_geneva_drive_step_executions_one_active',
+    );
+    await withQueryRunner(ds, async (qr) => {
+      expect(await qr.hasColumn('geneva_drive_step_executions', 'waiting_since')).toBe(true);
+      const signals = await qr.getTable('geneva_drive_signals');
+      expect(signals?.foreignKeys.map((fk) => fk.onDelete)).toEqual(['CASCADE']);
+    });
+  });
+
+  it('undoes all three migrations and applies them again', async () => {
+    await undoAllAndRedo(ds);
+    const leftovers = await ds.query<Array<{ indexname: string }>>(
+      `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
+    );
+    expect(leftovers).toEqual([]);
+  });
+});
+
+describe('migrations on PostgreSQL (schema from search_path only)', () => {
+  const schema = `gd_mig_sp_${randomBytes(4).toString('hex')}`;
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    await adminQuery(`CREATE SCHEMA "${schema}"`);
+    ds = await new DataSource({
+      type: 'postgres',
+      host: PG.host,
+      port: PG.port,
+      username: PG.username,
+      database: PG.database,
+      extra: { options: `-c search_path=${schema}` },
+      entities: GENEVA_DRIVE_ENTITIES,
+      migrations: GENEVA_DRIVE_MIGRATIONS,
+    }).initialize();
+  });
+
+  afterAll(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+    await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  });
+
+  it('lands every table and index in the search_path schema', async () => {
+    expect(await ds.runMigrations()).toHaveLength(3);
+    const tables = await ds.query<Array<{ table_schema: string }>>(
+      `SELECT DISTINCT table_schema FROM information_schema.tables WHERE table_name LIKE 'geneva_drive_%' AND table_schema IN ($1, 'public')`,
+      [schema],
+    );
+    expect(tables).toEqual([{ table_schema: schema }]);
+    const unique = await ds.query<Array<{ indexname: string }>>(
+      `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname = 'index_geneva_drive_workflows_unique_ongoing'`,
+      [schema],
+    );
+    expect(unique).toHaveLength(1);
+    await undoAllAndRedo(ds);
+  });
+});
+
+describe('migrations on SQLite (better-sqlite3, in memory)', () => {
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    ds = await new DataSource({
+      type: 'better-sqlite3',
+      database: ':memory:',
+      entities: GENEVA_DRIVE_ENTITIES,
+      migrations: GENEVA_DRIVE_MIGRATIONS,
+    }).initialize();
+    expect(await ds.runMigrations()).toHaveLength(3);
+  });
+
+  afterAll(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+  });
+
+  it('creates the partial unique indexes', async () => {
+    const rows = await ds.query<Array<{ name: string; sql: string }>>(
+      `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,
+    );
+    const sql = (name: string): string => rows.find((row) => row.name === name)?.sql ?? '';
+    expect(sql('index_geneva_drive_workflows_unique_ongoing')).toMatch(
+      /CREATE UNIQUE INDEX .* WHERE "state" NOT IN \('finished', 'canceled'\) AND "allow_multiple" = 0/,
+    );
+    expect(sql('index_geneva_drive_step_executions_one_active')).toMatch(
+      /CREATE UNIQUE INDEX .* WHERE/,
+    );
+    expect(rows).toHaveLength(14);
+  });
+
+  describeConstraints(() => ds);
+
+  it('undoes all three migrations and applies them again', async () => {
+    await undoAllAndRedo(ds);
+    const rows = await ds.query<Array<{ name: string }>>(
+      `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,
+    );
+    expect(rows).toHaveLength(14);
+  });
+});
