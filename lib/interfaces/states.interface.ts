@@ -30,13 +30,3 @@ export type StepExecutionOutcome =
 
 /** Lifecycle of a signal. */
 export type SignalState = 'pending' | 'claimed' | 'consumed';
-
-/** Workflow states in which a workflow is still "ongoing". */
-export const ONGOING_WORKFLOW_STATES: readonly WorkflowState[] = ['ready', 'performing', 'paused'];
-
-/** Execution states that make an execution the workflow's current one. */
-export const ACTIVE_EXECUTION_STATES: readonly StepExecutionState[] = [
-  'scheduled',
-  'waiting',
-  'in_progress',
-];

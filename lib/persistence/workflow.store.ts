@@ -4,7 +4,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../entities/step-execution.entity';
 import { WorkflowEntity } from '../entities/workflow.entity';
-import { ACTIVE_EXECUTION_STATES } from '../interfaces/states.interface';
+import { ACTIVE_EXECUTION_STATES } from '../common/states';
 import type { UnitOfWork } from './unit-of-work';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
@@ -93,7 +93,7 @@ export class WorkflowStore {
       errorClassName: null,
       errorMessage: null,
       errorBacktrace: null,
-      jobId: null,
+      jobId: id,
       metadata: null,
       cursor: null,
       continuesFromId: null,

@@ -1,0 +1,11 @@
+import type { StepExecutionState, WorkflowState } from '../interfaces/states.interface';
+
+/** Workflow states in which a workflow is still "ongoing". */
+export const ONGOING_WORKFLOW_STATES: readonly WorkflowState[] = ['ready', 'performing', 'paused'];
+
+/** Execution states that make an execution the workflow's current one. */
+export const ACTIVE_EXECUTION_STATES: readonly StepExecutionState[] = [
+  'scheduled',
+  'waiting',
+  'in_progress',
+];

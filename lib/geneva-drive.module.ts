@@ -1,0 +1,99 @@
+import { BullModule } from '@nestjs/bullmq';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { GENEVA_DRIVE_BULL_CONFIG_KEY } from './constants';
+import { ModuleOptionsError } from './errors/module-options.error';
+import { GENEVA_DRIVE_CORE_PROVIDERS, GENEVA_DRIVE_EXPORTS } from './geneva-drive.providers';
+import {
+  GENEVA_DRIVE_MODULE_OPTIONS,
+  GenevaDriveConfigurableModule,
+} from './geneva-drive.module-definition';
+import type {
+  GenevaDriveModuleAsyncOptions,
+  GenevaDriveModuleOptions,
+  GenevaDriveQueueOptions,
+} from './interfaces/module-options.interface';
+import { defaultQueues, resolveModuleOptions } from './options/resolve-module-options';
+import type { ResolvedGenevaDriveOptions } from './options/resolved-options.interface';
+import { GENEVA_DRIVE_RESOLVED_OPTIONS } from './options/resolved-options.token';
+import { BullmqStepJobQueue } from './queue/bullmq-step-job.queue';
+import { createStepProcessor } from './queue/step.processor';
+import { StepJobQueue } from './queue/step-job.queue';
+import { WorkerLifecycleService } from './queue/worker-lifecycle.service';
+
+/** Holds the options providers, so BullMQ's async config can import them too. */
+@Module({})
+class GenevaDriveOptionsModule {}
+
+/**
+ * Durable workflows on BullMQ and TypeORM. Import once, in the root module:
+ * `GenevaDriveModule.forRoot({ ... })` or `GenevaDriveModule.forRootAsync({ useFactory })`.
+ * Global by default.
+ */
+@Module({})
+export class GenevaDriveModule extends GenevaDriveConfigurableModule {
+  static override forRoot(options: GenevaDriveModuleOptions = {}): DynamicModule {
+    return assemble(super.forRoot(options), options.queues, 'GenevaDriveModule.forRoot()');
+  }
+
+  static override forRootAsync(options: GenevaDriveModuleAsyncOptions): DynamicModule {
+    const { queues, ...builderOptions } = options;
+    return assemble(super.forRootAsync(builderOptions), queues, 'GenevaDriveModule.forRootAsync()');
+  }
+}
+
+function assemble(
+  base: DynamicModule,
+  queues: Record<string, GenevaDriveQueueOptions> | undefined,
+  source: string,
+): DynamicModule {
+  const consumed = defaultQueues(queues);
+  const resolvedOptions: Provider = {
+    provide: GENEVA_DRIVE_RESOLVED_OPTIONS,
+    inject: [GENEVA_DRIVE_MODULE_OPTIONS],
+    useFactory: (raw: GenevaDriveModuleOptions): ResolvedGenevaDriveOptions => {
+      const resolved = resolveModuleOptions(raw, source);
+      if (raw?.queues !== undefined && JSON.stringify(resolved.queues) !== JSON.stringify(consumed)) {
+        throw new ModuleOptionsError(
+          `${source}: queues must be known before the options factory runs; pass them as forRootAsync({ queues, useFactory }).`,
+        );
+      }
+      return { ...resolved, queues: consumed };
+    },
+  };
+  const optionsModule: DynamicModule = {
+    module: GenevaDriveOptionsModule,
+    imports: base.imports ?? [],
+    providers: [...(base.providers ?? []), resolvedOptions],
+    exports: [GENEVA_DRIVE_MODULE_OPTIONS, GENEVA_DRIVE_RESOLVED_OPTIONS],
+  };
+  const processors = Object.entries(consumed).map(([name, { concurrency }]) =>
+    createStepProcessor(name, concurrency),
+  );
+  return {
+    module: GenevaDriveModule,
+    global: base.global ?? true,
+    imports: [
+      optionsModule,
+      DiscoveryModule,
+      BullModule.forRootAsync(GENEVA_DRIVE_BULL_CONFIG_KEY, {
+        imports: [optionsModule],
+        inject: [GENEVA_DRIVE_RESOLVED_OPTIONS],
+        useFactory: (resolved: ResolvedGenevaDriveOptions) => ({
+          connection: resolved.connection,
+          prefix: resolved.prefix,
+        }),
+      }),
+      BullModule.registerQueue(
+        ...Object.keys(consumed).map((name) => ({ name, configKey: GENEVA_DRIVE_BULL_CONFIG_KEY })),
+      ),
+    ],
+    providers: [
+      ...GENEVA_DRIVE_CORE_PROVIDERS,
+      ...processors,
+      { provide: StepJobQueue, useClass: BullmqStepJobQueue },
+      WorkerLifecycleService,
+    ],
+    exports: [...GENEVA_DRIVE_EXPORTS, optionsModule],
+  };
+}

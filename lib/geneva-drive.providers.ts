@@ -1,0 +1,38 @@
+import type { Provider } from '@nestjs/common';
+import { ReadinessWatcher } from './discovery/readiness.watcher';
+import { WorkflowExplorer } from './discovery/workflow.explorer';
+import { WorkflowMetadataAccessor } from './discovery/workflow-metadata.accessor';
+import { WorkflowRegistry } from './discovery/workflow.registry';
+import { ErrorReportingService } from './observability/error-reporting.service';
+import { GenevaDriveDataSource } from './persistence/geneva-drive-data-source';
+import { WorkflowStore } from './persistence/workflow.store';
+import { JobDispatcher } from './queue/job-dispatcher';
+import { HeroResolver } from './runner/hero-resolver';
+import { StepFinalizer } from './runner/step-finalizer';
+import { StepInvoker } from './runner/step-invoker';
+import { StepPreparer } from './runner/step-preparer';
+import { WorkflowRunner } from './runner/workflow.runner';
+import { WorkflowScheduler } from './runner/workflow-scheduler';
+import { WorkflowService } from './service/workflow.service';
+
+/** Providers shared by `GenevaDriveModule` and `GenevaDriveTestingModule` (the queue differs). */
+export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
+  WorkflowMetadataAccessor,
+  WorkflowRegistry,
+  ReadinessWatcher,
+  WorkflowExplorer,
+  ErrorReportingService,
+  JobDispatcher,
+  GenevaDriveDataSource,
+  WorkflowStore,
+  WorkflowScheduler,
+  HeroResolver,
+  StepPreparer,
+  StepInvoker,
+  StepFinalizer,
+  WorkflowRunner,
+  WorkflowService,
+];
+
+/** What the library modules export to the app. */
+export const GENEVA_DRIVE_EXPORTS = [WorkflowService, WorkflowRunner];

@@ -1,0 +1,10 @@
+export { GenevaDriveModule } from './geneva-drive.module';
+export * from './decorators';
+export * from './entities';
+export * from './migrations';
+export * from './errors';
+export * from './interfaces';
+export { ExceptionPolicy } from './runner/exception-policy';
+export { SignalMatcher } from './signals/signal-matcher';
+export { WorkflowRunner } from './runner/workflow.runner';
+export { WorkflowService } from './service/workflow.service';

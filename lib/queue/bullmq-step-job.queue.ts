@@ -1,0 +1,64 @@
+import { getQueueToken } from '@nestjs/bullmq';
+import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { Queue, type ConnectionOptions } from 'bullmq';
+import { PERFORM_STEP_JOB_NAME } from '../constants';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import type { StepJob } from './step-job.interface';
+import { StepJobQueue } from './step-job.queue';
+
+/** Data of a step job: only the execution id; all state lives in SQL. */
+export interface StepJobData {
+  stepExecutionId: string;
+}
+
+/**
+ * Step jobs on BullMQ. Queues this process registered come from `@nestjs/bullmq`; queues it only
+ * produces to (a step's `jobOptions.queue`) are created lazily and closed at shutdown.
+ */
+@Injectable()
+export class BullmqStepJobQueue extends StepJobQueue implements BeforeApplicationShutdown {
+  private readonly producedOnly = new Map<string, Queue>();
+
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {
+    super();
+  }
+
+  async add(job: StepJob): Promise<void> {
+    await this.queueNamed(job.queue).add(
+      PERFORM_STEP_JOB_NAME,
+      { stepExecutionId: job.stepExecutionId } satisfies StepJobData,
+      {
+        jobId: job.jobId,
+        delay: job.delay,
+        priority: job.priority,
+        removeOnComplete: { age: 86_400, count: 10_000 },
+        removeOnFail: { age: 604_800 },
+      },
+    );
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all([...this.producedOnly.values()].map((queue) => queue.close()));
+    this.producedOnly.clear();
+  }
+
+  private queueNamed(name: string): Queue {
+    if (name in this.options.queues) {
+      return this.moduleRef.get<Queue>(getQueueToken(name), { strict: false });
+    }
+    let queue = this.producedOnly.get(name);
+    if (!queue) {
+      queue = new Queue(name, {
+        connection: this.options.connection as ConnectionOptions,
+        prefix: this.options.prefix,
+      });
+      this.producedOnly.set(name, queue);
+    }
+    return queue;
+  }
+}

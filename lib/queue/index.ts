@@ -1,0 +1,2 @@
+export * from './step-job.interface';
+export * from './step-job.queue';

@@ -1,0 +1,43 @@
+import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import type { Worker } from 'bullmq';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { StepProcessor } from './step.processor';
+
+/**
+ * Starts the library's BullMQ workers at bootstrap (they are created with `autorun: false`, so
+ * a `worker: false` process never consumes) and closes them in `beforeApplicationShutdown`,
+ * waiting for in-flight steps before `@nestjs/typeorm` destroys the DataSource.
+ */
+@Injectable()
+export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('GenevaDrive');
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.options.worker) return;
+    for (const worker of this.workers()) {
+      worker.run().catch((error: unknown) => {
+        this.logger.error(`BullMQ worker for queue '${worker.name}' stopped: ${String(error)}`);
+      });
+    }
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.workers().map((worker) => worker.close()));
+  }
+
+  private workers(): Worker[] {
+    return this.discovery
+      .getProviders()
+      .map((wrapper) => wrapper.instance as unknown)
+      .filter((instance): instance is StepProcessor => instance instanceof StepProcessor)
+      .map((processor) => processor.worker)
+      .filter((worker): worker is Worker => worker !== undefined);
+  }
+}

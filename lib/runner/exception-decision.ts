@@ -1,0 +1,133 @@
+import { parseDuration } from '../common/duration';
+import type { StepDefinition } from '../discovery/step-definition.interface';
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import type { BackoffStrategy } from '../interfaces/exception-policy.interface';
+import type { Duration } from '../interfaces/states.interface';
+import { ExceptionPolicy } from './exception-policy';
+import { FlowControlSignal, type FlowControlRequest } from './flow-control';
+import type { StepContextImpl } from './step-context';
+
+/** What the runner does with an exception. */
+export interface ExceptionDecision {
+  action: 'pause' | 'cancel' | 'reattempt' | 'skip' | 'finish';
+  /** Delay of a reattempt, in ms; null = now. */
+  waitMs: number | null;
+  /** Whether `errorReporter` hears about it. */
+  report: boolean;
+}
+
+const DEFAULT_POLICY = new ExceptionPolicy('pause');
+
+/**
+ * Picks the policy for an error: step-level policies first (first match in order), then the
+ * class's first matching specific policy, then its first blanket policy, then pause.
+ */
+export function selectPolicy(
+  error: unknown,
+  workflow: WorkflowDefinition,
+  step: StepDefinition | undefined,
+): ExceptionPolicy {
+  const stepPolicy = step?.policies?.find((policy) => policy.captures(error));
+  if (stepPolicy) return stepPolicy;
+  const specific = workflow.policies.find((policy) => !policy.isBlanket && policy.captures(error));
+  if (specific) return specific;
+  return workflow.policies.find((policy) => policy.isBlanket) ?? DEFAULT_POLICY;
+}
+
+/**
+ * Consecutive policy reattempts of a step before `current`, newest first. Manual
+ * `ctx.reattempt()` is passed over; any other outcome, or `metadata.reattemptCountReset` (set by an
+ * operator resume), ends the run.
+ */
+export function consecutiveReattempts(
+  current: StepExecutionEntity,
+  executionsNewestFirst: readonly StepExecutionEntity[],
+): number {
+  if (current.metadata?.reattemptCountReset === true) return 0;
+  let count = 0;
+  for (const execution of executionsNewestFirst) {
+    if (execution.id === current.id) continue;
+    const reason = execution.metadata?.reattemptReason;
+    const manual = execution.outcome === 'reattempted' && reason === 'flow_control';
+    const counts =
+      !manual &&
+      (execution.outcome === 'reattempted' || reason === 'exception_policy' || reason === 'precondition');
+    if (counts) count += 1;
+    if (execution.metadata?.reattemptCountReset === true) break;
+    if (!counts && !manual) break;
+  }
+  return count;
+}
+
+/**
+ * Applies the chosen policy. Imperative handlers run with `this` bound to the workflow instance;
+ * the verb they call decides, and calling none pauses.
+ */
+export async function decide(
+  policy: ExceptionPolicy,
+  error: Error,
+  priorReattempts: number,
+  workflowInstance: object,
+  ctx: StepContextImpl<unknown>,
+): Promise<ExceptionDecision> {
+  if (policy.handler) {
+    const request = await runHandler(policy, error, workflowInstance, ctx);
+    const decision = fromRequest(request);
+    return { ...decision, report: policy.report !== 'never' && policy.report !== 'terminalOnly' };
+  }
+  const action = policy.action ?? 'pause';
+  if (action !== 'reattempt') {
+    return { action, waitMs: null, report: policy.report === 'always' };
+  }
+  if (policy.maxReattempts !== null && priorReattempts >= policy.maxReattempts) {
+    return { action: policy.terminalAction, waitMs: null, report: policy.report !== 'never' };
+  }
+  return {
+    action: 'reattempt',
+    waitMs: backoffMs(policy.wait, policy.jitter ?? 0, priorReattempts + 1),
+    report: policy.report === 'always',
+  };
+}
+
+/** The delay of reattempt number `attempt` (1-based), jitter added uniformly in [0, jitter × d). */
+export function backoffMs(wait: Duration | BackoffStrategy | null, jitter: number, attempt: number): number | null {
+  if (wait === null) return null;
+  let base: number;
+  if (wait === 'exponential') base = 2 ** attempt * 1000;
+  else if (wait === 'polynomial') base = (attempt ** 4 + 2) * 1000;
+  else if (typeof wait === 'function') base = parseDuration(wait(attempt), 'backoff strategy result');
+  else return parseDuration(wait, 'ExceptionPolicy wait');
+  return Math.round(base + Math.random() * jitter * base);
+}
+
+async function runHandler(
+  policy: ExceptionPolicy,
+  error: Error,
+  workflowInstance: object,
+  ctx: StepContextImpl<unknown>,
+): Promise<FlowControlRequest | null> {
+  try {
+    await policy.handler!.call(workflowInstance, error, ctx);
+  } catch (thrown) {
+    if (!(thrown instanceof FlowControlSignal)) throw thrown;
+  }
+  return ctx.request;
+}
+
+function fromRequest(request: FlowControlRequest | null): Omit<ExceptionDecision, 'report'> {
+  switch (request?.action) {
+    case 'cancel':
+    case 'skip':
+    case 'finish':
+      return { action: request.action, waitMs: null };
+    case 'reattempt':
+    case 'suspend':
+      return {
+        action: 'reattempt',
+        waitMs: request.wait === undefined ? null : parseDuration(request.wait, 'reattempt wait'),
+      };
+    default:
+      return { action: 'pause', waitMs: null };
+  }
+}

@@ -1,0 +1,29 @@
+import type { StepDefinition } from '../discovery/step-definition.interface';
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import type { WorkflowEntity } from '../entities/workflow.entity';
+import type { TaggedLogger } from '../observability/tagged-logger';
+import type { FlowControlRequest } from './flow-control';
+import type { StepContextImpl } from './step-context';
+
+/** Everything the prepare phase hands to the run and finalize phases. */
+export interface PreparedStep {
+  workflow: WorkflowEntity;
+  execution: StepExecutionEntity;
+  definition: WorkflowDefinition;
+  step: StepDefinition;
+  hero: object | null;
+  logger: TaggedLogger;
+}
+
+/** How the step body ended. */
+export type StepResult =
+  | { kind: 'completed' }
+  | { kind: 'flow'; request: FlowControlRequest; swallowedError: Error | null }
+  | { kind: 'error'; error: Error };
+
+/** The run phase's result with the context the step used. */
+export interface StepRun {
+  result: StepResult;
+  ctx: StepContextImpl<unknown>;
+}

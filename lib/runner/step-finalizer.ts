@@ -1,0 +1,264 @@
+import { Injectable } from '@nestjs/common';
+import { parseDuration } from '../common/duration';
+import type { StepDefinition } from '../discovery/step-definition.interface';
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import type { WorkflowEntity } from '../entities/workflow.entity';
+import type { ErrorReportContext } from '../interfaces/module-options.interface';
+import type { TaggedLogger } from '../observability/tagged-logger';
+import type { UnitOfWork } from '../persistence/unit-of-work';
+import { WorkflowStore } from '../persistence/workflow.store';
+import { consecutiveReattempts, decide, selectPolicy, type ExceptionDecision } from './exception-decision';
+import { errorColumns, exceptionInfo, terminalTransition } from './execution-transitions';
+import type { FlowControlRequest } from './flow-control';
+import type { PreparedStep, StepRun } from './prepared-step.interface';
+import type { StepContextImpl } from './step-context';
+import { WorkflowScheduler } from './workflow-scheduler';
+
+/** Where an exception came from: the step body, a precondition, or the rest of prepare. */
+export type ExceptionPhase = 'body' | 'precondition' | 'prepare';
+
+/** What the runner does after the finalize transaction commits. */
+export interface FinalizeOutcome {
+  /** Re-raised to the job so BullMQ records the failure (after the state change committed). */
+  raise: Error | null;
+  /** Passed to `errorReporter`. */
+  report: { error: Error; context: ErrorReportContext } | null;
+}
+
+/** The state of the locked rows a transition works on. */
+interface Rows {
+  workflow: WorkflowEntity;
+  execution: StepExecutionEntity;
+  definition: WorkflowDefinition;
+  step: StepDefinition | undefined;
+  logger: TaggedLogger;
+  /** True when an operator paused the workflow mid-step: record the outcome, schedule nothing. */
+  deferred: boolean;
+}
+
+/**
+ * Phase 3 (and prepare-phase failures): applies a step's result to the execution and the workflow
+ * under the workflow and execution row locks, and schedules what comes next.
+ */
+@Injectable()
+export class StepFinalizer {
+  constructor(
+    private readonly store: WorkflowStore,
+    private readonly scheduler: WorkflowScheduler,
+  ) {}
+
+  async finalize(uow: UnitOfWork, prepared: PreparedStep, run: StepRun): Promise<FinalizeOutcome> {
+    const none: FinalizeOutcome = { raise: null, report: null };
+    const workflow = await this.store.lockWorkflow(uow, prepared.workflow.id);
+    const execution = await this.store.lockExecution(uow, prepared.execution.id);
+    if (!workflow || !execution || execution.state !== 'in_progress') {
+      prepared.logger.warn(`Execution is no longer in progress (${execution?.state ?? 'deleted'}); not finalizing`);
+      return none;
+    }
+    const userMetadata = run.ctx.userMetadataValues;
+    if (Object.keys(userMetadata).length > 0) {
+      execution.metadata = { ...(execution.metadata ?? {}), user: userMetadata };
+    }
+    const rows: Rows = { ...prepared, workflow, execution, deferred: workflow.state === 'paused' };
+
+    if (workflow.state !== 'performing' && workflow.state !== 'paused') {
+      await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
+      await this.store.updateWorkflow(uow, workflow, { currentStepName: null });
+      return none;
+    }
+    const { result } = run;
+    let outcome = none;
+    if (result.kind === 'completed') {
+      await this.setExecution(uow, rows, terminalTransition('completed', 'success'));
+      await this.continueWithNextStep(uow, rows);
+    } else if (result.kind === 'flow') {
+      if (result.swallowedError) {
+        rows.logger.warn(
+          `Exception after a flow-control request was swallowed (not reported): ${result.swallowedError.message}`,
+        );
+      }
+      await this.applyFlowControl(uow, rows, result.request);
+    } else {
+      outcome = await this.applyException(uow, rows, result.error, 'body', run.ctx);
+    }
+    if (workflow.currentStepName !== null) await this.store.updateWorkflow(uow, workflow, { currentStepName: null });
+    return outcome;
+  }
+
+  /**
+   * Applies the exception policy to an exception of the given phase. Body and precondition
+   * exceptions set the execution's outcome from the action; other prepare exceptions leave it
+   * `failed/failed` and only the workflow follows the action.
+   */
+  async applyException(
+    uow: UnitOfWork,
+    rows: Rows,
+    error: Error,
+    phase: ExceptionPhase,
+    ctx: StepContextImpl<unknown>,
+  ): Promise<FinalizeOutcome> {
+    const { definition, step, execution, workflow } = rows;
+    const policy = selectPolicy(error, definition, step);
+    const prior = consecutiveReattempts(
+      execution,
+      await this.store.executionsOfStep(uow.manager, workflow.id, execution.stepName),
+    );
+    let decision: ExceptionDecision;
+    try {
+      decision = await decide(policy, error, prior, definition.instance, ctx);
+    } catch (handlerError) {
+      rows.logger.error(`Exception handler threw: ${String(handlerError)}; pausing`);
+      decision = { action: 'pause', waitMs: null, report: true };
+    }
+    rows.logger.log(`Step raised ${error.name}: ${error.message}; exception policy decides ${decision.action}`);
+    const info = { exception: exceptionInfo(error) };
+
+    if (phase === 'prepare') {
+      await this.setExecution(uow, rows, { ...terminalTransition('failed', 'failed'), ...errorColumns(error) }, info);
+      await this.applyDecisionToWorkflow(uow, rows, decision);
+    } else if (decision.action === 'reattempt') {
+      const reattemptReason = phase === 'body' ? 'exception_policy' : 'precondition';
+      await this.setExecution(uow, rows, terminalTransition('completed', 'reattempted'), { ...info, reattemptReason });
+      await this.continueWithSameStep(uow, rows, decision.waitMs);
+    } else if (decision.action === 'cancel') {
+      await this.setExecution(uow, rows, { ...terminalTransition('failed', 'canceled'), ...errorColumns(error) }, info);
+      await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
+    } else if (decision.action === 'skip') {
+      await this.setExecution(uow, rows, terminalTransition('skipped', 'skipped'), info);
+      await this.continueWithNextStep(uow, rows);
+    } else if (decision.action === 'finish') {
+      await this.setExecution(uow, rows, terminalTransition('completed', 'success'), info);
+      await this.finishWorkflow(uow, rows);
+    } else {
+      await this.setExecution(uow, rows, { ...terminalTransition('failed', 'failed'), ...errorColumns(error) }, info);
+      await this.pauseWorkflow(uow, rows);
+    }
+    return {
+      raise: error,
+      report: decision.report ? { error, context: reportContext(workflow, execution) } : null,
+    };
+  }
+
+  /** Rows for a prepare-phase failure, handled in a fresh transaction after the first rolled back. */
+  rowsFor(
+    workflow: WorkflowEntity,
+    execution: StepExecutionEntity,
+    definition: WorkflowDefinition,
+    logger: TaggedLogger,
+  ): Rows {
+    return {
+      workflow,
+      execution,
+      definition,
+      step: definition.steps.named(execution.stepName),
+      logger,
+      deferred: false,
+    };
+  }
+
+  private async applyFlowControl(uow: UnitOfWork, rows: Rows, request: FlowControlRequest): Promise<void> {
+    const { workflow } = rows;
+    switch (request.action) {
+      case 'cancel':
+        await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
+        await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
+        return;
+      case 'pause':
+        await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
+        await this.pauseWorkflow(uow, rows);
+        return;
+      case 'skip':
+        await this.setExecution(uow, rows, terminalTransition('skipped', 'skipped'));
+        await this.continueWithNextStep(uow, rows);
+        return;
+      case 'finish':
+        await this.setExecution(uow, rows, terminalTransition('completed', 'success'));
+        await this.finishWorkflow(uow, rows);
+        return;
+      case 'reattempt':
+      case 'suspend': {
+        const waitMs = request.wait === undefined ? null : parseDuration(request.wait, `${request.action} wait`);
+        const outcome = request.action === 'reattempt' ? 'reattempted' : 'continued';
+        await this.setExecution(uow, rows, terminalTransition('completed', outcome), {
+          reattemptReason: 'flow_control',
+        });
+        await this.continueWithSameStep(uow, rows, waitMs);
+        return;
+      }
+    }
+  }
+
+  private async applyDecisionToWorkflow(uow: UnitOfWork, rows: Rows, decision: ExceptionDecision): Promise<void> {
+    if (decision.action === 'reattempt') return this.continueWithSameStep(uow, rows, decision.waitMs);
+    if (decision.action === 'skip') return this.continueWithNextStep(uow, rows);
+    if (decision.action === 'finish') return this.finishWorkflow(uow, rows);
+    if (decision.action === 'cancel') {
+      await this.store.updateWorkflow(uow, rows.workflow, { state: 'canceled', transitionedAt: new Date() });
+      return;
+    }
+    return this.pauseWorkflow(uow, rows);
+  }
+
+  /** Schedules the following step, or, when an operator paused mid-step, only points at it. */
+  private async continueWithNextStep(uow: UnitOfWork, rows: Rows): Promise<void> {
+    const { workflow, definition, execution } = rows;
+    if (rows.deferred) {
+      const next = definition.steps.nextAfter(execution.stepName);
+      await this.store.updateWorkflow(uow, workflow, { currentStepName: null, nextStepName: next?.name ?? null });
+      return;
+    }
+    await this.store.updateWorkflow(uow, workflow, {
+      state: 'ready',
+      currentStepName: null,
+      nextStepName: execution.stepName,
+    });
+    await this.scheduler.scheduleNextStep(uow, workflow, definition);
+  }
+
+  /** Schedules the same step again after `waitMs`. */
+  private async continueWithSameStep(uow: UnitOfWork, rows: Rows, waitMs: number | null): Promise<void> {
+    const { workflow, definition, execution, step } = rows;
+    if (rows.deferred || !step) {
+      await this.store.updateWorkflow(uow, workflow, { currentStepName: null, nextStepName: execution.stepName });
+      if (!step) await this.pauseWorkflow(uow, rows);
+      return;
+    }
+    await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
+    await this.scheduler.createExecution(uow, workflow, definition, step, waitMs);
+  }
+
+  private async finishWorkflow(uow: UnitOfWork, rows: Rows): Promise<void> {
+    await this.scheduler.finishWorkflow(uow, rows.workflow);
+  }
+
+  private async pauseWorkflow(uow: UnitOfWork, rows: Rows): Promise<void> {
+    if (rows.workflow.state === 'paused') return;
+    await this.store.updateWorkflow(uow, rows.workflow, { state: 'paused', transitionedAt: new Date() });
+  }
+
+  private async setExecution(
+    uow: UnitOfWork,
+    rows: Rows,
+    changes: Partial<StepExecutionEntity>,
+    metadata: Record<string, unknown> = {},
+  ): Promise<void> {
+    const merged = { ...(rows.execution.metadata ?? {}), ...metadata };
+    await this.store.updateExecution(uow, rows.execution, {
+      ...changes,
+      metadata: Object.keys(merged).length > 0 ? merged : null,
+    });
+  }
+}
+
+/** The `errorReporter` context of an execution. */
+export function reportContext(workflow: WorkflowEntity, execution: StepExecutionEntity | null): ErrorReportContext {
+  return {
+    workflowId: workflow.id,
+    workflowClass: workflow.type,
+    stepExecutionId: execution?.id ?? null,
+    stepName: execution?.stepName ?? null,
+    heroType: workflow.heroType,
+    heroId: workflow.heroId,
+  };
+}

@@ -1,0 +1,170 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import type { StepDefinition } from '../discovery/step-definition.interface';
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import type { WorkflowEntity } from '../entities/workflow.entity';
+import { StepConfigurationError } from '../errors/step-configuration.error';
+import { StepNotDefinedError } from '../errors/step-not-defined.error';
+import type { WorkflowContext } from '../interfaces/workflow-context.interface';
+import { TaggedLogger } from '../observability/tagged-logger';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import type { UnitOfWork } from '../persistence/unit-of-work';
+import { WorkflowStore } from '../persistence/workflow.store';
+import { errorColumns, terminalTransition } from './execution-transitions';
+import { HeroResolver } from './hero-resolver';
+import type { PreparedStep } from './prepared-step.interface';
+import { WorkflowScheduler } from './workflow-scheduler';
+
+/** The prepare phase's verdict. */
+export type Preparation =
+  | { kind: 'run'; prepared: PreparedStep }
+  | { kind: 'stop'; raise: Error | null };
+
+/** An exception thrown by a `@CancelIf` method or `skipIf` (handled like a body exception). */
+export class PreconditionFailure {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * Phase 1, under the workflow row lock then the execution row lock: the guards (duplicate job,
+ * workflow not runnable, unknown class, missing hero, undefined or removed step), the
+ * preconditions, and the start of the execution.
+ */
+@Injectable()
+export class StepPreparer {
+  private readonly baseLogger: Logger;
+
+  constructor(
+    private readonly registry: WorkflowRegistry,
+    private readonly store: WorkflowStore,
+    private readonly scheduler: WorkflowScheduler,
+    private readonly heroes: HeroResolver,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {
+    this.baseLogger = new Logger('GenevaDrive');
+  }
+
+  /** Tagged with the workflow and execution tags. */
+  loggerFor(workflow: WorkflowEntity, execution: StepExecutionEntity): TaggedLogger {
+    const heroTag = workflow.heroId ? ` hero_type=${workflow.heroType} hero_id=${workflow.heroId}` : '';
+    return new TaggedLogger(this.options.logger ?? this.baseLogger, [
+      `${workflow.type} id=${workflow.id}${heroTag}`,
+      `execution_id=${execution.id} step_name=${execution.stepName}`,
+    ]);
+  }
+
+  async prepare(uow: UnitOfWork, workflowId: string, executionId: string): Promise<Preparation> {
+    const workflow = await this.store.lockWorkflow(uow, workflowId);
+    const execution = await this.store.lockExecution(uow, executionId);
+    if (!workflow || !execution) return { kind: 'stop', raise: null };
+    const logger = this.loggerFor(workflow, execution);
+
+    if (execution.state !== 'scheduled') {
+      logger.log(`Execution already ${execution.state}, skipping duplicate job`);
+      return { kind: 'stop', raise: null };
+    }
+    if (workflow.state !== 'ready' && workflow.state !== 'performing') {
+      await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
+      return { kind: 'stop', raise: null };
+    }
+    const definition = this.registry.findByName(workflow.type);
+    if (!definition) {
+      const error = new StepConfigurationError(
+        `No workflow registered as '${workflow.type}': its class was renamed or removed. Register a class under that name (@Workflow({ name: '${workflow.type}' })) or cancel the workflow.`,
+      );
+      await this.failAndPause(uow, workflow, execution, error);
+      return { kind: 'stop', raise: error };
+    }
+
+    const hero = await this.loadHero(uow, workflow);
+    if (hero === null && !definition.mayProceedWithoutHero) {
+      logger.log('Hero is missing, canceling the workflow');
+      await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
+      await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
+      return { kind: 'stop', raise: null };
+    }
+
+    const step = definition.steps.named(execution.stepName);
+    if (!step) {
+      const error = new StepNotDefinedError(
+        `Step '${execution.stepName}' is not defined in ${definition.target.name}. ` +
+          `Available steps: ${definition.steps.runnable.map((s) => s.name).join(', ') || '(none)'}. ` +
+          `Use resumeAt() to continue at another step, or declare @RemovedStep('${execution.stepName}') where the step used to be.`,
+        execution,
+        workflow,
+      );
+      await this.failAndPause(uow, workflow, execution, error);
+      return { kind: 'stop', raise: error };
+    }
+    if (step.kind === 'removed') {
+      await this.store.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
+      await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null, nextStepName: step.name });
+      await this.scheduler.scheduleNextStep(uow, workflow, definition);
+      return { kind: 'stop', raise: null };
+    }
+
+    const verdict = await this.checkPreconditions(definition, step, { workflow, hero });
+    if (verdict === 'cancel') {
+      await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
+      await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
+      return { kind: 'stop', raise: null };
+    }
+    if (verdict === 'skip') {
+      await this.store.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
+      await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null, nextStepName: step.name });
+      await this.scheduler.scheduleNextStep(uow, workflow, definition);
+      return { kind: 'stop', raise: null };
+    }
+
+    const now = new Date();
+    await this.store.updateExecution(uow, execution, { state: 'in_progress', startedAt: now });
+    await this.store.updateWorkflow(uow, workflow, { state: 'performing', currentStepName: step.name });
+    return { kind: 'run', prepared: { workflow, execution, definition, step, hero, logger } };
+  }
+
+  private async loadHero(uow: UnitOfWork, workflow: WorkflowEntity): Promise<object | null> {
+    if (!workflow.heroType || !workflow.heroId) return null;
+    return this.heroes.load(uow.manager, workflow.heroType, workflow.heroId);
+  }
+
+  /** Runs cancel conditions then `skipIf`; a throw becomes a `PreconditionFailure`. */
+  private async checkPreconditions(
+    definition: WorkflowDefinition,
+    step: StepDefinition,
+    ctx: WorkflowContext,
+  ): Promise<'pass' | 'cancel' | 'skip'> {
+    const instance = definition.instance as Record<string, (c: WorkflowContext) => unknown>;
+    try {
+      for (const method of definition.cancelIfMethods) {
+        if (await instance[method].call(instance, ctx)) return 'cancel';
+      }
+      const { skipIf } = step;
+      if (skipIf === null || skipIf === false) return 'pass';
+      if (skipIf === true) return 'skip';
+      const skip =
+        typeof skipIf === 'string' ? await instance[skipIf].call(instance, ctx) : await skipIf.call(instance, ctx);
+      return skip ? 'skip' : 'pass';
+    } catch (error) {
+      throw new PreconditionFailure(error);
+    }
+  }
+
+  private async failAndPause(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    execution: StepExecutionEntity,
+    error: Error,
+  ): Promise<void> {
+    await this.store.updateExecution(uow, execution, {
+      ...terminalTransition('failed', 'failed'),
+      ...errorColumns(error),
+    });
+    await this.store.updateWorkflow(uow, workflow, {
+      state: 'paused',
+      transitionedAt: new Date(),
+      currentStepName: null,
+    });
+  }
+}

@@ -1,0 +1,140 @@
+import { Injectable } from '@nestjs/common';
+import { parseDuration } from '../common/duration';
+import type { StepDefinition } from '../discovery/step-definition.interface';
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import type { WorkflowEntity } from '../entities/workflow.entity';
+import type { StepJobOptions } from '../interfaces/job-options.interface';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import type { UnitOfWork } from '../persistence/unit-of-work';
+import { WorkflowStore } from '../persistence/workflow.store';
+import { nextJobId } from '../queue/job-id';
+
+/** Extra fields of a new execution (resumable successors, reattempt bookkeeping). */
+export interface NewExecutionExtras {
+  metadata?: Record<string, unknown> | null;
+  cursor?: unknown;
+  continuesFromId?: string | null;
+  signalId?: string | null;
+}
+
+/**
+ * Creates step executions and their jobs, always under the workflow row lock held by the caller's
+ * unit of work: the stray sweep, the insert, `next_step_name`, and the enqueue happen together.
+ */
+@Injectable()
+export class WorkflowScheduler {
+  constructor(
+    private readonly store: WorkflowStore,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {}
+
+  /**
+   * Schedules the step after `current_step_name ?? next_step_name`, or finishes the workflow when
+   * none is left. `waitMs` overrides the next step's own wait.
+   */
+  async scheduleNextStep(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+  ): Promise<StepExecutionEntity | null> {
+    const reference = workflow.currentStepName ?? workflow.nextStepName;
+    const next = definition.steps.nextAfter(reference);
+    if (!next) {
+      await this.finishWorkflow(uow, workflow);
+      return null;
+    }
+    return this.createExecution(uow, workflow, definition, next, next.waitMs);
+  }
+
+  /** The workflow ends: `finished`, with current and next step names cleared. */
+  async finishWorkflow(uow: UnitOfWork, workflow: WorkflowEntity): Promise<void> {
+    await this.store.updateWorkflow(uow, workflow, {
+      state: 'finished',
+      transitionedAt: new Date(),
+      currentStepName: null,
+      nextStepName: null,
+    });
+  }
+
+  /**
+   * Sweeps stray scheduled/waiting executions, inserts a scheduled execution for `step`, points
+   * `next_step_name` at it, and enqueues its job. `waitMs` is the wait the enqueue carries (a step
+   * wait, a reattempt wait); when null, job-option `wait`/`waitUntil` decide the due time.
+   */
+  async createExecution(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    step: StepDefinition,
+    waitMs: number | null,
+    extras: NewExecutionExtras = {},
+  ): Promise<StepExecutionEntity> {
+    await this.store.sweepStrayExecutions(uow, workflow.id);
+    const jobOptions = this.mergedJobOptions(definition, workflow, step);
+    const scheduledFor = this.dueTime(waitMs, jobOptions);
+    const execution = await this.store.insertExecution(uow, {
+      workflowId: workflow.id,
+      stepName: step.name,
+      scheduledFor,
+      ...extras,
+    });
+    await this.store.updateWorkflow(uow, workflow, { nextStepName: step.name });
+    await this.enqueue(uow, execution, jobOptions, execution.id);
+    return execution;
+  }
+
+  /**
+   * Enqueues an existing scheduled execution again (operator resume, recovery) under a fresh job
+   * id, keeping its `scheduled_for`: a future time is a delay, an overdue one runs now.
+   */
+  async reenqueueExecution(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    execution: StepExecutionEntity,
+    changes: Partial<Pick<StepExecutionEntity, 'metadata'>> = {},
+  ): Promise<void> {
+    const step = definition.steps.named(execution.stepName);
+    const jobOptions = step ? this.mergedJobOptions(definition, workflow, step) : this.baseJobOptions(definition, workflow);
+    const jobId = nextJobId(execution.id, execution.jobId);
+    await this.store.updateExecution(uow, execution, { ...changes, jobId });
+    await this.enqueue(uow, execution, jobOptions, jobId);
+  }
+
+  /** Class < instance (workflow metadata) < step job options. */
+  mergedJobOptions(definition: WorkflowDefinition, workflow: WorkflowEntity, step: StepDefinition): StepJobOptions {
+    return { ...this.baseJobOptions(definition, workflow), ...step.jobOptions };
+  }
+
+  private baseJobOptions(definition: WorkflowDefinition, workflow: WorkflowEntity): StepJobOptions {
+    const stored = (workflow.metadata?.stepJobOptions ?? {}) as Record<string, unknown>;
+    const instance: StepJobOptions = { ...stored };
+    if (typeof stored.waitUntil === 'string') instance.waitUntil = new Date(stored.waitUntil);
+    return { ...definition.stepJobOptions, ...instance };
+  }
+
+  private dueTime(waitMs: number | null, jobOptions: StepJobOptions): Date {
+    const now = Date.now();
+    if (waitMs !== null) return new Date(now + waitMs);
+    if (jobOptions.waitUntil) return new Date(Math.max(now, jobOptions.waitUntil.getTime()));
+    if (jobOptions.wait !== undefined) return new Date(now + parseDuration(jobOptions.wait, 'job option wait'));
+    return new Date(now);
+  }
+
+  private async enqueue(
+    uow: UnitOfWork,
+    execution: StepExecutionEntity,
+    jobOptions: StepJobOptions,
+    jobId: string,
+  ): Promise<void> {
+    await uow.enqueue({
+      jobId,
+      stepExecutionId: execution.id,
+      queue: jobOptions.queue ?? this.options.defaultQueue,
+      priority: jobOptions.priority,
+      delay: Math.max(0, Math.round(execution.scheduledFor.getTime() - Date.now())),
+    });
+  }
+}

@@ -1,0 +1,365 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { In } from 'typeorm';
+import { isUuid } from '../common/uuid';
+import { validateStepJobOptions } from '../common/step-job-options.validator';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import { SignalEntity } from '../entities/signal.entity';
+import { StepExecutionEntity } from '../entities/step-execution.entity';
+import { WorkflowEntity } from '../entities/workflow.entity';
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { InvalidStateError } from '../errors/invalid-state.error';
+import { StepNotDefinedError } from '../errors/step-not-defined.error';
+import { WorkflowAlreadyOngoingError } from '../errors/workflow-already-ongoing.error';
+import { WorkflowNotFoundError } from '../errors/workflow-not-found.error';
+import type { StepJobOptions } from '../interfaces/job-options.interface';
+import type {
+  ListFilter,
+  StartOptions,
+  WorkflowLike,
+  WorkflowRef,
+} from '../interfaces/workflow-service.interface';
+import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import { isUniqueViolation } from '../persistence/sql-dialect';
+import type { UnitOfWork } from '../persistence/unit-of-work';
+import { WorkflowStore } from '../persistence/workflow.store';
+import { inlineEnqueueStorage } from '../queue/inline-enqueue.context';
+import { terminalTransition } from '../runner/execution-transitions';
+import { HeroResolver } from '../runner/hero-resolver';
+import { WorkflowScheduler } from '../runner/workflow-scheduler';
+
+const START_OPTION_KEYS = ['hero', 'allowMultiple', 'metadata', 'stepJobOptions', 'manager'];
+const ONGOING = ['ready', 'performing', 'paused'] as const;
+
+/** Starts, inspects and steers workflows. Inject it anywhere. */
+@Injectable()
+export class WorkflowService {
+  private readonly logger = new Logger('GenevaDrive');
+
+  constructor(
+    private readonly database: GenevaDriveDataSource,
+    private readonly registry: WorkflowRegistry,
+    private readonly store: WorkflowStore,
+    private readonly scheduler: WorkflowScheduler,
+    private readonly heroes: HeroResolver,
+  ) {}
+
+  /**
+   * Creates the workflow and its first step execution, and enqueues it after commit (after the
+   * caller's commit with `manager`). A second ongoing workflow of the same type for the same hero
+   * rejects with `WorkflowAlreadyOngoingError`.
+   */
+  async start(workflow: WorkflowRef, opts: StartOptions = {}): Promise<WorkflowEntity> {
+    rejectUnknownKeys(opts, START_OPTION_KEYS, 'start()');
+    const definition = this.registry.resolve(workflow);
+    const identity = opts.hero ? this.heroes.identify(opts.hero, definition) : null;
+    const metadata: Record<string, unknown> = { ...(opts.metadata ?? {}) };
+    if (opts.stepJobOptions !== undefined) {
+      metadata.stepJobOptions = validateStepJobOptions(
+        opts.stepJobOptions,
+        `${definition.name} instance stepJobOptions (start)`,
+      );
+    }
+    return this.database.transaction(async (uow) => {
+      let created: WorkflowEntity;
+      try {
+        created = await this.store.insertWorkflow(uow, {
+          type: definition.name,
+          heroType: identity?.heroType ?? null,
+          heroId: identity?.heroId ?? null,
+          allowMultiple: opts.allowMultiple ?? false,
+          metadata: Object.keys(metadata).length > 0 ? metadata : null,
+        });
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        throw new WorkflowAlreadyOngoingError(
+          `An ongoing ${definition.name} already exists for ${identity?.heroType} ${identity?.heroId}. ` +
+            'Wait for it to finish, cancel it, or pass allowMultiple: true.',
+        );
+      }
+      const first = definition.steps.nextAfter(null);
+      if (first) await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
+      else await this.scheduler.finishWorkflow(uow, created);
+      this.logger.log(
+        `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
+      );
+      return created;
+    }, opts.manager);
+  }
+
+  /** The workflow, or null for an unknown id. */
+  find(id: string): Promise<WorkflowEntity | null> {
+    if (!isUuid(id)) return Promise.resolve(null);
+    return this.database.manager.findOne(WorkflowEntity, { where: { id } });
+  }
+
+  /** The ongoing workflow of this type for this hero, if any. */
+  findOngoing(workflow: WorkflowRef, hero: object): Promise<WorkflowEntity | null> {
+    const definition = this.registry.resolve(workflow);
+    const { heroType, heroId } = this.heroes.identify(hero, definition);
+    return this.database.manager.findOne(WorkflowEntity, {
+      where: { type: definition.name, heroType, heroId, state: In([...ONGOING]) },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+  }
+
+  /** Workflows matching the filter, newest first. */
+  list(filter: ListFilter = {}): Promise<WorkflowEntity[]> {
+    rejectUnknownKeys(filter, ['workflow', 'state', 'hero', 'ongoing', 'limit', 'offset'], 'list()');
+    const query = this.database.manager
+      .createQueryBuilder(WorkflowEntity, 'workflow')
+      .orderBy('workflow.createdAt', 'DESC')
+      .addOrderBy('workflow.id', 'DESC');
+    if (filter.workflow !== undefined) {
+      query.andWhere('workflow.type = :type', { type: this.registry.resolve(filter.workflow).name });
+    }
+    if (filter.state !== undefined) {
+      query.andWhere('workflow.state IN (:...states)', { states: [filter.state].flat() });
+    }
+    if (filter.ongoing !== undefined) {
+      query.andWhere(`workflow.state ${filter.ongoing ? '' : 'NOT '}IN (:...ongoing)`, { ongoing: [...ONGOING] });
+    }
+    if (filter.hero !== undefined) {
+      const { heroType, heroId } = this.heroes.identify(filter.hero);
+      query.andWhere('workflow.heroType = :heroType AND workflow.heroId = :heroId', { heroType, heroId });
+    }
+    if (filter.limit !== undefined) query.take(filter.limit);
+    if (filter.offset !== undefined) query.skip(filter.offset);
+    return query.getMany();
+  }
+
+  /** Pauses a ready workflow now, or a performing one at the step boundary. */
+  pause(workflow: WorkflowLike): Promise<WorkflowEntity> {
+    return this.steer(workflow, async (_uow, locked) => {
+      if (locked.state !== 'ready' && locked.state !== 'performing') {
+        throw new InvalidStateError(`Cannot pause a ${locked.state} workflow (only ready or performing ones).`);
+      }
+      await this.store.updateWorkflow(_uow, locked, { state: 'paused', transitionedAt: new Date() });
+    });
+  }
+
+  /**
+   * Resumes a paused workflow: re-enqueues its scheduled execution keeping `scheduled_for`, or
+   * creates a fresh execution of `next_step_name`. A step that no longer exists raises
+   * `StepNotDefinedError` and the workflow stays paused.
+   */
+  resume(workflow: WorkflowLike): Promise<WorkflowEntity> {
+    return this.steer(workflow, async (uow, locked, definition) => {
+      if (locked.state !== 'paused') {
+        throw new InvalidStateError(`Cannot resume a ${locked.state} workflow (only paused ones).`);
+      }
+      const current = await this.store.currentExecution(uow.manager, locked.id, uow.locks);
+      if (current?.state === 'in_progress') {
+        await this.store.updateWorkflow(uow, locked, { state: 'performing', transitionedAt: null });
+        return;
+      }
+      if (current) {
+        await this.store.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null });
+        if (current.state === 'scheduled') {
+          await this.scheduler.reenqueueExecution(uow, locked, definition, current, {
+            metadata: { ...(current.metadata ?? {}), reattemptCountReset: true },
+          });
+        }
+        return;
+      }
+      if (locked.nextStepName === null) {
+        await this.scheduler.finishWorkflow(uow, locked);
+        return;
+      }
+      const step = definition.steps.named(locked.nextStepName);
+      if (!step || step.kind === 'removed') {
+        throw new StepNotDefinedError(
+          `Cannot resume ${definition.name} ${locked.id}: step '${locked.nextStepName}' is no longer defined. ` +
+            `Call resumeAt(workflow, stepName) with one of: ${runnableNames(definition)}; or cancel() it; ` +
+            `or declare @RemovedStep('${locked.nextStepName}') where the step used to be so in-flight workflows skip it.`,
+        );
+      }
+      await this.store.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null, currentStepName: null });
+      await this.scheduler.createExecution(uow, locked, definition, step, null, {
+        metadata: { reattemptCountReset: true },
+      });
+    });
+  }
+
+  /** Resumes a paused workflow at the given step; resolves to the new execution. */
+  async resumeAt(workflow: WorkflowLike, stepName: string): Promise<StepExecutionEntity> {
+    let created: StepExecutionEntity | null = null;
+    await this.steer(workflow, async (uow, locked, definition) => {
+      if (locked.state !== 'paused') {
+        throw new InvalidStateError(`Cannot resumeAt a ${locked.state} workflow (only paused ones).`);
+      }
+      const step = definition.steps.named(stepName);
+      if (!step || step.kind === 'removed') {
+        throw new StepNotDefinedError(
+          `Cannot resume ${definition.name} at '${stepName}': that step is ${step ? 'a removed step' : 'not defined'}. ` +
+            `The steps it can be resumed at are: ${runnableNames(definition)}.`,
+        );
+      }
+      await this.store.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null, currentStepName: null });
+      created = await this.scheduler.createExecution(uow, locked, definition, step, null, {
+        metadata: { reattemptCountReset: true },
+      });
+    });
+    return created!;
+  }
+
+  /** Skips the current step of a ready or paused workflow and schedules the next one. */
+  skip(workflow: WorkflowLike): Promise<WorkflowEntity> {
+    return this.steer(workflow, async (uow, locked, definition) => {
+      if (locked.state !== 'ready' && locked.state !== 'paused') {
+        throw new InvalidStateError(
+          locked.state === 'performing'
+            ? 'Cannot skip a performing workflow: its step is running. Pause it (takes effect at the step boundary), then skip.'
+            : `Cannot skip a ${locked.state} workflow (only ready or paused ones).`,
+        );
+      }
+      let reference = locked.nextStepName;
+      if (locked.state === 'ready') {
+        const current = await this.store.currentExecution(uow.manager, locked.id, uow.locks);
+        if (current) {
+          await this.store.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
+          reference = current.stepName;
+        }
+      }
+      await this.store.updateWorkflow(uow, locked, {
+        state: 'ready',
+        transitionedAt: null,
+        currentStepName: null,
+        nextStepName: reference,
+      });
+      await this.scheduler.scheduleNextStep(uow, locked, definition);
+    });
+  }
+
+  /** Cancels a ready or paused workflow now, or a performing one at the step boundary. */
+  cancel(workflow: WorkflowLike): Promise<WorkflowEntity> {
+    return this.steer(workflow, async (uow, locked) => {
+      if (locked.state === 'finished' || locked.state === 'canceled') {
+        throw new InvalidStateError(`Cannot cancel a ${locked.state} workflow.`);
+      }
+      const current = await this.store.currentExecution(uow.manager, locked.id, uow.locks);
+      if (current && current.state !== 'in_progress') {
+        await this.store.updateExecution(uow, current, terminalTransition('canceled', 'canceled'));
+      }
+      await this.store.updateWorkflow(uow, locked, { state: 'canceled', transitionedAt: new Date() });
+    });
+  }
+
+  /** Every execution, oldest first. */
+  async executionHistory(workflow: WorkflowLike): Promise<StepExecutionEntity[]> {
+    const id = await this.existingId(workflow);
+    return this.database.manager.find(StepExecutionEntity, {
+      where: { workflowId: id },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  /** The execution in scheduled, waiting or in_progress, if any. */
+  async currentExecution(workflow: WorkflowLike): Promise<StepExecutionEntity | null> {
+    return this.store.currentExecution(this.database.manager, await this.existingId(workflow));
+  }
+
+  /** Every signal delivered to the workflow, oldest first. */
+  async signals(workflow: WorkflowLike): Promise<SignalEntity[]> {
+    const id = await this.existingId(workflow);
+    return this.database.manager.find(SignalEntity, {
+      where: { workflowId: id },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  /** Sets (or with null clears) the instance's step job options, stored in `metadata`. */
+  setStepJobOptions(workflow: WorkflowLike, opts: StepJobOptions | null): Promise<WorkflowEntity> {
+    return this.steer(workflow, async (uow, locked, definition) => {
+      const metadata: Record<string, unknown> = { ...(locked.metadata ?? {}) };
+      if (opts === null) delete metadata.stepJobOptions;
+      else metadata.stepJobOptions = validateStepJobOptions(opts, `${definition.name} instance stepJobOptions (setStepJobOptions)`);
+      await this.store.updateWorkflow(uow, locked, { metadata: Object.keys(metadata).length > 0 ? metadata : null });
+    });
+  }
+
+  /** The runnable step before the current (or next) one; the last step of a finished workflow. */
+  async previousStepName(workflow: WorkflowLike): Promise<string | null> {
+    const row = await this.load(workflow);
+    const definition = this.registry.resolve(row.type);
+    const reference = row.currentStepName ?? row.nextStepName;
+    if (reference) return definition.steps.previousBefore(reference)?.name ?? null;
+    if (row.state === 'finished') return definition.steps.runnable.at(-1)?.name ?? null;
+    return null;
+  }
+
+  /** Removed-step name ⇒ rows of ongoing workflows of that class still carrying it. */
+  async removedStepsInFlight(workflow: WorkflowRef): Promise<Record<string, number>> {
+    const definition = this.registry.resolve(workflow);
+    const removed = definition.steps.removed.map((step) => step.name);
+    if (removed.length === 0) return {};
+    const rows = await this.database.manager
+      .createQueryBuilder(StepExecutionEntity, 'execution')
+      .innerJoin(WorkflowEntity, 'workflow', 'workflow.id = execution.workflowId')
+      .select('execution.stepName', 'stepName')
+      .addSelect('COUNT(*)', 'count')
+      .where('workflow.type = :type', { type: definition.name })
+      .andWhere('workflow.state IN (:...ongoing)', { ongoing: [...ONGOING] })
+      .andWhere('execution.stepName IN (:...removed)', { removed })
+      .groupBy('execution.stepName')
+      .getRawMany<{ stepName: string; count: string | number }>();
+    return Object.fromEntries(rows.map((row) => [row.stepName, Number(row.count)]));
+  }
+
+  /** Runs `fn` with jobs enqueued at once instead of after commit (for bulk creation). Nestable. */
+  withInlineEnqueue<T>(fn: () => Promise<T>): Promise<T> {
+    return inlineEnqueueStorage.run(true, fn);
+  }
+
+  /** Locks the workflow, runs an operator verb on it, and resolves to the reloaded row. */
+  private async steer(
+    workflow: WorkflowLike,
+    verb: (uow: UnitOfWork, locked: WorkflowEntity, definition: WorkflowDefinition) => Promise<void>,
+  ): Promise<WorkflowEntity> {
+    const id = workflowId(workflow);
+    return this.database.transaction(async (uow) => {
+      const locked = await this.store.lockWorkflow(uow, id);
+      if (!locked) throw notFound(id);
+      await verb(uow, locked, this.registry.resolve(locked.type));
+      return locked;
+    });
+  }
+
+  private async load(workflow: WorkflowLike): Promise<WorkflowEntity> {
+    const id = workflowId(workflow);
+    const row = await this.find(id);
+    if (!row) throw notFound(id);
+    return row;
+  }
+
+  private async existingId(workflow: WorkflowLike): Promise<string> {
+    return (await this.load(workflow)).id;
+  }
+}
+
+function workflowId(workflow: WorkflowLike): string {
+  if (typeof workflow === 'string') return workflow;
+  if (typeof (workflow as Partial<WorkflowEntity> | null)?.id === 'string') return workflow.id;
+  throw new InvalidArgumentError('Expected a WorkflowEntity or a workflow id string.');
+}
+
+function notFound(id: string): WorkflowNotFoundError {
+  return new WorkflowNotFoundError(`No workflow with id '${id}'.`);
+}
+
+function runnableNames(definition: WorkflowDefinition): string {
+  return definition.steps.runnable.map((step) => step.name).join(', ') || '(none)';
+}
+
+function rejectUnknownKeys(options: object, allowed: string[], method: string): void {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError(`${method} expects an options object.`);
+  }
+  const unknown = Object.keys(options).filter((key) => !allowed.includes(key));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(
+      `${method} got unknown option(s) ${unknown.join(', ')}. Allowed: ${allowed.join(', ')}.`,
+    );
+  }
+}
+

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import type { INestApplication, Provider, Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Queue } from 'bullmq';
+import type { DataSource } from 'typeorm';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import {
+  GenevaDriveModule,
+  WorkflowRunner,
+  WorkflowService,
+  type GenevaDriveModuleOptions,
+  type StepExecutionEntity,
+  type WorkflowEntity,
+} from '../../../lib';
+import { createSchema, dataSourceOptions, dropSchema } from './database';
+
+export interface EngineHarnessOptions {
+  workflows: Provider[];
+  entities?: Function[];
+  providers?: Provider[];
+  options?: GenevaDriveModuleOptions;
+  imports?: Array<Type<unknown>>;
+}
+
+/**
+ * A real NestJS app on real PostgreSQL (fresh schema) and Redis (fresh BullMQ prefix), as users
+ * run it. `close()` closes the app, obliterates the queues and drops the schema.
+ */
+export class EngineHarness {
+  private constructor(
+    readonly app: INestApplication,
+    readonly schema: string,
+    readonly prefix: string,
+  ) {}
+
+  static async boot(options: EngineHarnessOptions): Promise<EngineHarness> {
+    const schema = await createSchema();
+    const prefix = `gd-test-${randomBytes(4).toString('hex')}`;
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot(dataSourceOptions(schema, options.entities)),
+        GenevaDriveModule.forRoot({
+          prefix,
+          housekeeping: { enabled: false },
+          ...options.options,
+        }),
+        ...(options.imports ?? []),
+      ],
+      providers: [...options.workflows, ...(options.providers ?? [])],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    return new EngineHarness(app, schema, prefix);
+  }
+
+  get service(): WorkflowService {
+    return this.app.get(WorkflowService);
+  }
+
+  get runner(): WorkflowRunner {
+    return this.app.get(WorkflowRunner);
+  }
+
+  get dataSource(): DataSource {
+    return this.app.get<DataSource>(getDataSourceToken());
+  }
+
+  get<T>(token: Type<T>): T {
+    return this.app.get(token);
+  }
+
+  /** Polls the workflow until `predicate` holds (BullMQ runs steps in the background). */
+  async waitForWorkflow(
+    id: string,
+    predicate: (workflow: WorkflowEntity) => boolean,
+    timeoutMs = 10_000,
+  ): Promise<WorkflowEntity> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const workflow = await this.service.find(id);
+      if (workflow && predicate(workflow)) return workflow;
+      if (Date.now() > deadline) {
+        throw new Error(`Timed out waiting for workflow ${id}; last seen: ${JSON.stringify(workflow)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  waitForState(id: string, state: WorkflowEntity['state'], timeoutMs?: number): Promise<WorkflowEntity> {
+    return this.waitForWorkflow(id, (workflow) => workflow.state === state, timeoutMs);
+  }
+
+  history(id: string): Promise<StepExecutionEntity[]> {
+    return this.service.executionHistory(id);
+  }
+
+  /** The BullMQ queue of the harness (default queue unless named). */
+  queue(name = 'geneva-drive'): Queue {
+    return new Queue(name, { connection: { host: '127.0.0.1', port: 6379 }, prefix: this.prefix });
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    const queue = this.queue();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    await dropSchema(this.schema);
+  }
+}
