@@ -68,6 +68,7 @@ function buildOne(
   fail: (problem: string) => StepConfigurationError,
 ): StepDefinition[] {
   if (step.kind === 'removed') {
+    if (typeof name !== 'string' || name.trim() === '') throw fail('the step name must not be blank.');
     return [
       {
         name,
@@ -225,12 +226,15 @@ function validateOnException(
       return [new ExceptionPolicy(onException, policyOptions)];
     }
   } catch (error) {
-    throw fail((error as Error).message.replace(/^ExceptionPolicy /, 'has invalid onException: '));
+    throw fail((error as Error).message.replace(/^ExceptionPolicy /, ''));
   }
   if (onException instanceof ExceptionPolicy) return [onException];
   if (Array.isArray(onException)) {
-    const bad = onException.find((element) => !(element instanceof ExceptionPolicy));
-    if (bad !== undefined || onException.length === 0) {
+    if (onException.length === 0) {
+      throw fail('onException is an empty array; list at least one ExceptionPolicy, or drop onException.');
+    }
+    const bad: unknown = onException.find((element) => !(element instanceof ExceptionPolicy));
+    if (bad !== undefined) {
       throw fail(`has an invalid onException array element ${formatValue(bad)}: arrays hold ExceptionPolicy instances only.`);
     }
     return [...onException];

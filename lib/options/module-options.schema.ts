@@ -4,7 +4,6 @@ import {
   IsIn,
   IsInt,
   IsObject,
-  IsOptional,
   IsString,
   Matches,
   Min,
@@ -27,18 +26,28 @@ function Satisfies(test: (value: unknown) => boolean, expectation: string, optio
     });
 }
 
+/**
+ * The key may be omitted, but an explicit `null` is validated like any other value (and so
+ * refused): class-validator's `@IsOptionalKey()` would let `null` through.
+ */
+const IsOptionalKey = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);
+
+/** The key may be omitted or `null` (documented as "null disables"). */
+const IsNullableKey = (): PropertyDecorator =>
+  ValidateIf((_object, value) => value !== undefined && value !== null);
+
 const isQueueName = (name: string) => name.length > 0 && !name.includes(':');
 
 class HousekeepingOptionsSchema {
-  @IsOptional() @IsBoolean() enabled?: boolean;
-  @IsOptional() @IsString() cron?: string;
-  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @IsOptionalKey() @IsBoolean() enabled?: boolean;
+  @IsOptionalKey() @IsString() cron?: string;
+  @IsNullableKey()
   @Satisfies(isDuration, "a duration (ms or a string such as '30d') or null")
   deleteCompletedWorkflowsAfter?: unknown;
-  @IsOptional() @Satisfies(isDuration, "a duration such as '1h'") stuckInProgressThreshold?: unknown;
-  @IsOptional() @Satisfies(isDuration, "a duration such as '15m'") stuckScheduledThreshold?: unknown;
-  @IsOptional() @IsIn(['reattempt', 'cancel']) stuckRecoveryAction?: string;
-  @IsOptional() @IsInt() @Min(1) batchSize?: number;
+  @IsOptionalKey() @Satisfies(isDuration, "a duration such as '1h'") stuckInProgressThreshold?: unknown;
+  @IsOptionalKey() @Satisfies(isDuration, "a duration such as '15m'") stuckScheduledThreshold?: unknown;
+  @IsOptionalKey() @IsIn(['reattempt', 'cancel']) stuckRecoveryAction?: string;
+  @IsOptionalKey() @IsInt() @Min(1) batchSize?: number;
 }
 
 
@@ -48,7 +57,7 @@ class HousekeepingOptionsSchema {
  */
 export class ModuleOptionsSchema {
   /** Passed to ioredis as given; only the types of host, port and db are checked. */
-  @IsOptional()
+  @IsOptionalKey()
   @IsObject()
   @Satisfies(
     (value) => {
@@ -62,10 +71,10 @@ export class ModuleOptionsSchema {
     'an ioredis options object (host: string, port and db: integers)',
   )
   connection?: Record<string, unknown>;
-  @IsOptional() @IsString() @Matches(/^[^:]+$/, { message: 'prefix must not contain ":"' }) prefix?: string;
-  @IsOptional() @IsString() dataSource?: string;
+  @IsOptionalKey() @IsString() @Matches(/^[^:]+$/, { message: 'prefix must not contain ":"' }) prefix?: string;
+  @IsOptionalKey() @IsString() dataSource?: string;
 
-  @IsOptional()
+  @IsOptionalKey()
   @Satisfies(
     (value) =>
       typeof value === 'object' &&
@@ -84,24 +93,24 @@ export class ModuleOptionsSchema {
   )
   queues?: unknown;
 
-  @IsOptional() @IsString() @Matches(/^[^:]+$/, { message: 'defaultQueue must not contain ":"' }) defaultQueue?: string;
-  @IsOptional() @IsBoolean() worker?: boolean;
-  @IsOptional() @IsBoolean() enqueueAfterCommit?: boolean;
+  @IsOptionalKey() @IsString() @Matches(/^[^:]+$/, { message: 'defaultQueue must not contain ":"' }) defaultQueue?: string;
+  @IsOptionalKey() @IsBoolean() worker?: boolean;
+  @IsOptionalKey() @IsBoolean() enqueueAfterCommit?: boolean;
 
-  @IsOptional() @ValidateNested() @Type(() => HousekeepingOptionsSchema)
+  @IsOptionalKey() @ValidateNested() @Type(() => HousekeepingOptionsSchema)
   housekeeping?: HousekeepingOptionsSchema;
 
-  @ValidateIf((_, value) => value !== undefined && value !== null) @IsInt() @Min(1) maxCursorSize?: number | null;
-  @ValidateIf((_, value) => value !== undefined && value !== null) @IsInt() @Min(1) maxSignalPayloadSize?: number | null;
-  @ValidateIf((_, value) => value !== undefined && value !== null)
+  @IsNullableKey() @IsInt() @Min(1) maxCursorSize?: number | null;
+  @IsNullableKey() @IsInt() @Min(1) maxSignalPayloadSize?: number | null;
+  @IsNullableKey()
   @Satisfies(isDuration, "a duration such as '7d' or null")
   waitingVisibilityThreshold?: unknown;
 
-  @IsOptional() @Satisfies((value) => typeof value === 'function', 'a function (error, context) => void') errorReporter?: unknown;
-  @IsOptional()
+  @IsOptionalKey() @Satisfies((value) => typeof value === 'function', 'a function (error, context) => void') errorReporter?: unknown;
+  @IsOptionalKey()
   @Satisfies((value) => typeof (value as { gauge?: unknown } | null)?.gauge === 'function', 'an object with gauge(name, value, tags?)')
   metrics?: unknown;
-  @IsOptional()
+  @IsOptionalKey()
   @Satisfies(
     (value) => ['log', 'error', 'warn'].every((method) => typeof (value as Record<string, unknown> | null)?.[method] === 'function'),
     'a Nest LoggerService (log, error, warn)',

@@ -52,6 +52,9 @@ export class ExceptionPolicy {
           `unknown action ${formatValue(actionOrOptions)}; use one of ${ACTIONS.join(', ')}`,
         );
       }
+      if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+        throw policyError(`options must be an object, but were ${formatValue(options)}`);
+      }
       rejectUnknownKeys(options, DECLARATIVE_KEYS);
       this.action = actionOrOptions;
       this.handler = null;

@@ -28,6 +28,8 @@ export interface EngineHarnessOptions {
  * run it. `close()` closes the app, obliterates the queues and drops the schema.
  */
 export class EngineHarness {
+  private readonly queues = new Map<string, Queue>();
+
   private constructor(
     readonly app: INestApplication,
     readonly schema: string,
@@ -95,16 +97,23 @@ export class EngineHarness {
     return this.service.executionHistory(id);
   }
 
-  /** The BullMQ queue of the harness (default queue unless named). */
+  /** A BullMQ handle on one of the harness's queues (default queue unless named). */
   queue(name = 'geneva-drive'): Queue {
-    return new Queue(name, { connection: { host: '127.0.0.1', port: 6379 }, prefix: this.prefix });
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: { host: '127.0.0.1', port: 6379 }, prefix: this.prefix });
+      this.queues.set(name, queue);
+    }
+    return queue;
   }
 
   async close(): Promise<void> {
     await this.app.close();
-    const queue = this.queue();
-    await queue.obliterate({ force: true });
-    await queue.close();
+    this.queue();
+    for (const queue of this.queues.values()) {
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
     await dropSchema(this.schema);
   }
 }
