@@ -110,9 +110,8 @@ export class WorkflowService {
       .createQueryBuilder(WorkflowEntity, 'workflow')
       .orderBy('workflow.createdAt', 'DESC')
       .addOrderBy('workflow.id', 'DESC');
-    if (filter.workflow !== undefined) {
-      query.andWhere('workflow.type = :type', { type: this.registry.resolve(filter.workflow).name });
-    }
+    const definition = filter.workflow === undefined ? undefined : this.registry.resolve(filter.workflow);
+    if (definition) query.andWhere('workflow.type = :type', { type: definition.name });
     if (filter.state !== undefined) {
       query.andWhere('workflow.state IN (:...states)', { states: [filter.state].flat() });
     }
@@ -120,7 +119,7 @@ export class WorkflowService {
       query.andWhere(`workflow.state ${filter.ongoing ? '' : 'NOT '}IN (:...ongoing)`, { ongoing: [...ONGOING] });
     }
     if (filter.hero !== undefined) {
-      const { heroType, heroId } = this.heroes.identify(filter.hero);
+      const { heroType, heroId } = this.heroes.identify(filter.hero, definition);
       query.andWhere('workflow.heroType = :heroType AND workflow.heroId = :heroId', { heroType, heroId });
     }
     if (filter.limit !== undefined) query.take(filter.limit);
