@@ -2,8 +2,8 @@
 export class GenevaDriveError extends Error {
   override readonly name: string = 'GenevaDriveError';
 
-  constructor(message: string) {
-    super(message);
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
     Object.setPrototypeOf(this, new.target.prototype);
   }
 }

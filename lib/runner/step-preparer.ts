@@ -92,8 +92,7 @@ export class StepPreparer {
         `Step '${execution.stepName}' is not defined in ${definition.target.name}. ` +
           `Available steps: ${definition.steps.runnable.map((s) => s.name).join(', ') || '(none)'}. ` +
           `Use resumeAt() to continue at another step, or declare @RemovedStep('${execution.stepName}') where the step used to be.`,
-        execution,
-        workflow,
+        { stepExecution: execution, workflow },
       );
       await this.failAndPause(uow, workflow, execution, error);
       return { kind: 'stop', raise: error };

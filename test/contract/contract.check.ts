@@ -1,0 +1,96 @@
+/**
+ * Type-level proof that `lib/index.ts` and `lib/testing/index.ts` satisfy the public contract
+ * (`contract.d.ts`, a copy of shared/contract.d.ts under another module name). Compiled by
+ * `npm run typecheck` and by ts-jest through `contract.spec.ts`: a mismatch fails the build.
+ *
+ * Still outside the check, and arriving with their issues: `WorkflowService.signal()`
+ * (signals), `IterableStep` behavior (resumable steps), `HousekeepingService` (housekeeping).
+ */
+import type * as Contract from 'nestjs-geneva-drive-contract';
+import type * as ContractTesting from 'nestjs-geneva-drive-contract/testing';
+import * as Impl from '../../lib';
+import * as ImplTesting from '../../lib/testing';
+
+type Assert<T extends true> = T;
+/** A is assignable to B. */
+type Fits<A, B> = [A] extends [B] ? true : false;
+/** Both directions. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+export type TypeChecks = [
+  Assert<Same<Impl.Duration, Contract.Duration>>,
+  Assert<Same<Impl.WorkflowState, Contract.WorkflowState>>,
+  Assert<Same<Impl.StepExecutionState, Contract.StepExecutionState>>,
+  Assert<Same<Impl.StepExecutionOutcome, Contract.StepExecutionOutcome>>,
+  Assert<Same<Impl.SignalState, Contract.SignalState>>,
+  Assert<Fits<Impl.WorkflowEntity, Contract.WorkflowEntity>>,
+  Assert<Fits<Impl.StepExecutionEntity, Contract.StepExecutionEntity>>,
+  Assert<Fits<Impl.SignalEntity, Contract.SignalEntity>>,
+  Assert<Same<Impl.HousekeepingOptions, Contract.HousekeepingOptions>>,
+  Assert<Same<Impl.ErrorReportContext, Contract.ErrorReportContext>>,
+  Assert<Same<Impl.GaugeReporter, Contract.GaugeReporter>>,
+  Assert<Same<Impl.GenevaDriveModuleOptions, Contract.GenevaDriveModuleOptions>>,
+  Assert<Fits<Impl.GenevaDriveModuleAsyncOptions, Contract.GenevaDriveModuleAsyncOptions>>,
+  Assert<Fits<Contract.GenevaDriveModuleAsyncOptions, Impl.GenevaDriveModuleAsyncOptions>>,
+  Assert<Same<Impl.StepJobOptions, Contract.StepJobOptions>>,
+  Assert<Fits<Impl.StepContext<{ id: number }>, Contract.StepContext<{ id: number }>>>,
+  Assert<Fits<Impl.WorkflowContext<{ id: number }>, Contract.WorkflowContext<{ id: number }>>>,
+  Assert<Same<Impl.ReattemptOptions, Contract.ReattemptOptions>>,
+  Assert<Same<Impl.ExceptionAction, Contract.ExceptionAction>>,
+  Assert<Same<Impl.ReportMode, Contract.ReportMode>>,
+  Assert<Fits<Contract.DeclarativeExceptionPolicyOptions, Impl.DeclarativeExceptionPolicyOptions>>,
+  Assert<Fits<Contract.ImperativeExceptionPolicyOptions, Impl.ImperativeExceptionPolicyOptions>>,
+  Assert<Fits<Impl.StepOptions, Contract.StepOptions>>,
+  Assert<Fits<Omit<Contract.StepOptions, 'onException'>, Omit<Impl.StepOptions, 'onException'>>>,
+  Assert<Fits<Impl.ResumableStepOptions, Contract.ResumableStepOptions>>,
+  Assert<Fits<Omit<Contract.ResumableStepOptions, 'onException'>, Omit<Impl.ResumableStepOptions, 'onException'>>>,
+  Assert<Fits<Impl.WorkflowOptions, Contract.WorkflowOptions>>,
+  Assert<Fits<Omit<Contract.WorkflowOptions, 'onException'>, Omit<Impl.WorkflowOptions, 'onException'>>>,
+  Assert<Same<Impl.WorkflowRef, Contract.WorkflowRef>>,
+  Assert<Fits<Contract.StartOptions, Impl.StartOptions>>,
+  Assert<Fits<Contract.ListFilter, Impl.ListFilter>>,
+  Assert<Fits<Contract.SignalOptions, Impl.SignalOptions>>,
+  Assert<Same<Impl.HousekeepingResult, Contract.HousekeepingResult>>,
+  Assert<Fits<Impl.IterableStep<string>, Contract.IterableStep<string>>>,
+  Assert<Fits<Omit<Impl.WorkflowService, never>, Omit<Contract.WorkflowService, 'signal'>>>,
+  Assert<Fits<Impl.WorkflowRunner, Contract.WorkflowRunner>>,
+  Assert<Fits<Impl.ExceptionPolicy, Contract.ExceptionPolicy>>,
+  Assert<Fits<Impl.SignalMatcher<{ amount: number }>, Contract.SignalMatcher<{ amount: number }>>>,
+  Assert<Fits<ImplTesting.GenevaDriveTestingModuleOptions, ContractTesting.GenevaDriveTestingModuleOptions>>,
+  Assert<Fits<ContractTesting.GenevaDriveTestingModuleOptions, ImplTesting.GenevaDriveTestingModuleOptions>>,
+  Assert<Same<ImplTesting.EnqueuedJob, ContractTesting.EnqueuedJob>>,
+  Assert<Fits<ImplTesting.WorkflowTestHelper, ContractTesting.WorkflowTestHelper>>,
+];
+
+/** Values: the same call shapes as the contract's declarations. */
+export const valueChecks = {
+  module: Impl.GenevaDriveModule satisfies Pick<typeof Contract.GenevaDriveModule, 'forRoot' | 'forRootAsync'>,
+  testingModule: ImplTesting.GenevaDriveTestingModule satisfies Pick<
+    typeof ContractTesting.GenevaDriveTestingModule,
+    'forRoot'
+  >,
+  entities: Impl.GENEVA_DRIVE_ENTITIES satisfies typeof Contract.GENEVA_DRIVE_ENTITIES,
+  migrations: Impl.GENEVA_DRIVE_MIGRATIONS satisfies typeof Contract.GENEVA_DRIVE_MIGRATIONS,
+  // Decorator option types are compared above (ExceptionPolicy is a class on each side).
+  workflow: Impl.Workflow,
+  step: Impl.Step,
+  resumableStep: Impl.ResumableStep,
+  cancelIf: Impl.CancelIf satisfies typeof Contract.CancelIf,
+  removedStep: Impl.RemovedStep satisfies typeof Contract.RemovedStep,
+  policy: Impl.ExceptionPolicy satisfies typeof Contract.ExceptionPolicy,
+  matcher: Impl.SignalMatcher satisfies typeof Contract.SignalMatcher,
+  errors: {
+    base: Impl.GenevaDriveError satisfies typeof Contract.GenevaDriveError,
+    config: Impl.StepConfigurationError satisfies typeof Contract.StepConfigurationError,
+    migration: Impl.MissingMigrationError satisfies typeof Contract.MissingMigrationError,
+    state: Impl.InvalidStateError satisfies typeof Contract.InvalidStateError,
+    ongoing: Impl.WorkflowAlreadyOngoingError satisfies typeof Contract.WorkflowAlreadyOngoingError,
+    notOngoing: Impl.WorkflowNotOngoingError satisfies typeof Contract.WorkflowNotOngoingError,
+    payload: Impl.SignalPayloadTooLargeError satisfies typeof Contract.SignalPayloadTooLargeError,
+    cursor: Impl.CursorTooLargeError satisfies typeof Contract.CursorTooLargeError,
+    argument: Impl.InvalidArgumentError satisfies typeof Contract.InvalidArgumentError,
+    options: Impl.ModuleOptionsError satisfies typeof Contract.ModuleOptionsError,
+    notFound: Impl.WorkflowNotFoundError satisfies typeof Contract.WorkflowNotFoundError,
+    notDefined: Impl.StepNotDefinedError satisfies typeof Contract.StepNotDefinedError,
+  },
+};
