@@ -52,7 +52,9 @@ export function parseDuration(value: unknown, describe: string): number {
 export function formatValue(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
   if (typeof value === 'function') return `function ${value.name || '(anonymous)'}`;
-  if (value instanceof Date) return `Date(${value.toISOString()})`;
+  if (value instanceof Date) {
+    return Number.isNaN(value.getTime()) ? 'Invalid Date' : `Date(${value.toISOString()})`;
+  }
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {

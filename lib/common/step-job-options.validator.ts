@@ -1,4 +1,13 @@
-import { IsDate, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import {
+  IsDate,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
 import { formatValue, isDuration } from './duration';
@@ -47,7 +56,7 @@ export function validateStepJobOptions(value: unknown, level: string): StepJobOp
       () => `${error.property}: ${formatValue(error.value)}`,
     ),
   );
-  if (record.wait !== undefined && !isDuration(record.wait)) {
+  if (record.wait !== undefined && record.wait !== null && !isDuration(record.wait)) {
     problems.push(`wait: ${formatValue(record.wait)}`);
   }
   if (problems.length > 0) {
@@ -58,7 +67,10 @@ export function validateStepJobOptions(value: unknown, level: string): StepJobOp
   }
   const normalized: StepJobOptions = {};
   for (const key of JOB_OPTION_KEYS as Array<keyof StepJobOptions>) {
-    if (record[key] !== undefined) (normalized as Record<string, unknown>)[key] = record[key];
+    // null means "not set" at every level, as in the gem; it is left out of the result.
+    if (record[key] !== undefined && record[key] !== null) {
+      (normalized as Record<string, unknown>)[key] = record[key];
+    }
   }
   return normalized;
 }

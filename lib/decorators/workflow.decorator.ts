@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { INJECTABLE_WATERMARK } from '@nestjs/common/constants';
 import { WORKFLOW_METADATA } from '../constants';
 import type { WorkflowOptions } from '../interfaces/workflow-options.interface';
 
@@ -8,7 +9,8 @@ import type { WorkflowOptions } from '../interfaces/workflow-options.interface';
  */
 export function Workflow(options: WorkflowOptions = {}): ClassDecorator {
   return (target) => {
-    Injectable()(target);
+    // Keep an explicit @Injectable({ scope }) so the explorer can refuse request scope.
+    if (!Reflect.hasOwnMetadata(INJECTABLE_WATERMARK, target)) Injectable()(target);
     Reflect.defineMetadata(WORKFLOW_METADATA, options, target);
   };
 }

@@ -68,7 +68,8 @@ function buildOne(
   fail: (problem: string) => StepConfigurationError,
 ): StepDefinition[] {
   if (step.kind === 'removed') {
-    if (typeof name !== 'string' || name.trim() === '') throw fail('the step name must not be blank.');
+    if (typeof name !== 'string' || name.trim() === '')
+      throw fail('the step name must not be blank.');
     return [
       {
         name,
@@ -98,7 +99,8 @@ function buildOne(
   if (typeof (prototype as Record<string, unknown>)[step.propertyKey] !== 'function') {
     throw fail(`decorates '${step.propertyKey}', which is not a method.`);
   }
-  if (typeof name !== 'string' || name.trim() === '') throw fail('the step name must not be blank.');
+  if (typeof name !== 'string' || name.trim() === '')
+    throw fail('the step name must not be blank.');
   const waitMs = validateWait(options.wait, fail);
   const waitFor = validateWaitFor(options.waitFor, fail);
   const skipIf = validateSkipIf(options.skipIf, prototype, fail);
@@ -120,13 +122,17 @@ function buildOne(
   }
   const maxIterations = options.maxIterations ?? null;
   if (maxIterations !== null && (!Number.isInteger(maxIterations) || maxIterations <= 0)) {
-    throw fail(`has invalid maxIterations ${formatValue(maxIterations)}: must be a positive integer.`);
+    throw fail(
+      `has invalid maxIterations ${formatValue(maxIterations)}: must be a positive integer.`,
+    );
   }
   let maxRuntimeMs: number | null = null;
   if (options.maxRuntime !== undefined) {
     maxRuntimeMs = parseDurationOrNull(options.maxRuntime);
     if (maxRuntimeMs === null || maxRuntimeMs <= 0) {
-      throw fail(`has invalid maxRuntime ${formatValue(options.maxRuntime)}: must be a positive duration such as '5m'.`);
+      throw fail(
+        `has invalid maxRuntime ${formatValue(options.maxRuntime)}: must be a positive duration such as '5m'.`,
+      );
     }
   }
   const base: StepDefinition = {
@@ -150,29 +156,51 @@ function buildOne(
 function validateWait(wait: unknown, fail: (p: string) => StepConfigurationError): number | null {
   if (wait === undefined) return null;
   const isMatcherObject = typeof wait === 'object' && wait !== null && 'matches' in wait;
-  if (isMatcherObject || (typeof wait === 'string' && (!isDuration(wait) || /^\d+(\.\d+)?$/.test(wait.trim())))) {
-    throw fail(`has wait: ${formatValue(wait)} — wait takes a duration; to wait for a signal, use waitFor.`);
+  if (
+    isMatcherObject ||
+    (typeof wait === 'string' && (!isDuration(wait) || /^\d+(\.\d+)?$/.test(wait.trim())))
+  ) {
+    throw fail(
+      `has wait: ${formatValue(wait)} — wait takes a duration; to wait for a signal, use waitFor.`,
+    );
   }
   if (typeof wait === 'number' && !(Number.isFinite(wait) && wait >= 0)) {
-    throw fail(`has invalid wait ${formatValue(wait)}: must be a finite number of milliseconds >= 0.`);
+    throw fail(
+      `has invalid wait ${formatValue(wait)}: must be a finite number of milliseconds >= 0.`,
+    );
   }
   const ms = parseDurationOrNull(wait);
   if (ms === null) {
-    throw fail(`has invalid wait ${formatValue(wait)}: use milliseconds or a string such as '30s' or '2 days'.`);
+    throw fail(
+      `has invalid wait ${formatValue(wait)}: use milliseconds or a string such as '30s' or '2 days'.`,
+    );
   }
   return ms;
 }
 
-function validateWaitFor(waitFor: unknown, fail: (p: string) => StepConfigurationError): SignalMatcherLike | null {
+function validateWaitFor(
+  waitFor: unknown,
+  fail: (p: string) => StepConfigurationError,
+): SignalMatcherLike | null {
   if (waitFor === undefined) return null;
-  if (typeof waitFor === 'number' || waitFor instanceof Date || (typeof waitFor === 'string' && isDuration(waitFor))) {
-    throw fail(`has waitFor: ${formatValue(waitFor)} — waitFor takes a signal name or matcher; to delay the step, use wait.`);
+  if (
+    typeof waitFor === 'number' ||
+    waitFor instanceof Date ||
+    (typeof waitFor === 'string' && isDuration(waitFor))
+  ) {
+    throw fail(
+      `has waitFor: ${formatValue(waitFor)} — waitFor takes a signal name or matcher; to delay the step, use wait.`,
+    );
   }
   if (typeof waitFor === 'string') {
     if (waitFor.trim() === '') throw fail('has a blank waitFor signal name.');
     return new SignalMatcher(waitFor);
   }
-  if (typeof waitFor === 'object' && waitFor !== null && typeof (waitFor as SignalMatcherLike).matches === 'function') {
+  if (
+    typeof waitFor === 'object' &&
+    waitFor !== null &&
+    typeof (waitFor as SignalMatcherLike).matches === 'function'
+  ) {
     return waitFor as SignalMatcherLike;
   }
   throw fail(
@@ -189,11 +217,15 @@ function validateSkipIf(
   if (typeof skipIf === 'boolean' || typeof skipIf === 'function') return skipIf as SkipIfOption;
   if (typeof skipIf === 'string') {
     if (typeof (prototype as Record<string, unknown>)[skipIf] !== 'function') {
-      throw fail(`has skipIf '${skipIf}', but the workflow has no method of that name. Add the method or pass a predicate.`);
+      throw fail(
+        `has skipIf '${skipIf}', but the workflow has no method of that name. Add the method or pass a predicate.`,
+      );
     }
     return skipIf;
   }
-  throw fail(`has invalid skipIf ${formatValue(skipIf)}: must be a boolean, a predicate (ctx) => boolean, or a method name.`);
+  throw fail(
+    `has invalid skipIf ${formatValue(skipIf)}: must be a boolean, a predicate (ctx) => boolean, or a method name.`,
+  );
 }
 
 function validateOnException(
@@ -214,13 +246,17 @@ function validateOnException(
   try {
     if (typeof onException === 'string') {
       if (!ACTIONS.includes(onException)) {
-        throw new Error(`has invalid onException ${formatValue(onException)}: must be one of ${ACTIONS.join(', ')}, an ExceptionPolicy, or an array of them.`);
+        throw new Error(
+          `has invalid onException ${formatValue(onException)}: must be one of ${ACTIONS.join(', ')}, an ExceptionPolicy, or an array of them.`,
+        );
       }
       const policyOptions =
         onException === 'reattempt'
           ? {
               ...('maxReattempts' in options ? { maxReattempts: options.maxReattempts } : {}),
-              ...(options.terminalAction !== undefined ? { terminalAction: options.terminalAction } : {}),
+              ...(options.terminalAction !== undefined
+                ? { terminalAction: options.terminalAction }
+                : {}),
             }
           : {};
       return [new ExceptionPolicy(onException, policyOptions)];
@@ -231,11 +267,15 @@ function validateOnException(
   if (onException instanceof ExceptionPolicy) return [onException];
   if (Array.isArray(onException)) {
     if (onException.length === 0) {
-      throw fail('onException is an empty array; list at least one ExceptionPolicy, or drop onException.');
+      throw fail(
+        'onException is an empty array; list at least one ExceptionPolicy, or drop onException.',
+      );
     }
     const bad: unknown = onException.find((element) => !(element instanceof ExceptionPolicy));
     if (bad !== undefined) {
-      throw fail(`has an invalid onException array element ${formatValue(bad)}: arrays hold ExceptionPolicy instances only.`);
+      throw fail(
+        `has an invalid onException array element ${formatValue(bad)}: arrays hold ExceptionPolicy instances only.`,
+      );
     }
     return [...onException];
   }
@@ -250,8 +290,14 @@ function expandRepeat(
   fail: (p: string) => StepConfigurationError,
 ): StepDefinition[] {
   const { times, every } = (repeat ?? {}) as { times?: unknown; every?: unknown };
-  if (typeof repeat !== 'object' || repeat === null || Object.keys(repeat).some((key) => key !== 'times' && key !== 'every')) {
-    throw fail(`has invalid repeat ${formatValue(repeat)}: use { times: number, every?: Duration }.`);
+  if (
+    typeof repeat !== 'object' ||
+    repeat === null ||
+    Object.keys(repeat).some((key) => key !== 'times' && key !== 'every')
+  ) {
+    throw fail(
+      `has invalid repeat ${formatValue(repeat)}: use { times: number, every?: Duration }.`,
+    );
   }
   if (!Number.isInteger(times) || (times as number) <= 0) {
     throw fail(`has invalid repeat.times ${formatValue(times)}: must be a positive integer.`);

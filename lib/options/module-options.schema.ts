@@ -15,7 +15,11 @@ import {
 import { isDuration } from '../common/duration';
 
 /** A key is valid when `test` passes; the message names the key and what it takes. */
-function Satisfies(test: (value: unknown) => boolean, expectation: string, options?: ValidationOptions) {
+function Satisfies(
+  test: (value: unknown) => boolean,
+  expectation: string,
+  options?: ValidationOptions,
+) {
   return (object: object, propertyName: string) =>
     registerDecorator({
       name: 'satisfies',
@@ -28,7 +32,7 @@ function Satisfies(test: (value: unknown) => boolean, expectation: string, optio
 
 /**
  * The key may be omitted, but an explicit `null` is validated like any other value (and so
- * refused): class-validator's `@IsOptionalKey()` would let `null` through.
+ * refused): class-validator's `@IsOptional()` would let `null` through.
  */
 const IsOptionalKey = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);
 
@@ -36,7 +40,21 @@ const IsOptionalKey = (): PropertyDecorator => ValidateIf((_object, value) => va
 const IsNullableKey = (): PropertyDecorator =>
   ValidateIf((_object, value) => value !== undefined && value !== null);
 
-const isQueueName = (name: string) => name.length > 0 && !name.includes(':');
+const isQueueName = (name: string): boolean => name.length > 0 && !name.includes(':');
+
+/** `{ [queueName]: { concurrency?: positive integer } }`, nothing else. */
+function isQueuesRecord(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.entries(value as Record<string, unknown>).every(([name, options]) => {
+    if (!isQueueName(name) || typeof options !== 'object' || options === null) return false;
+    if (Array.isArray(options)) return false;
+    const { concurrency, ...rest } = options as Record<string, unknown>;
+    return (
+      Object.keys(rest).length === 0 &&
+      (concurrency === undefined || (Number.isInteger(concurrency) && (concurrency as number) > 0))
+    );
+  });
+}
 
 class HousekeepingOptionsSchema {
   @IsOptionalKey() @IsBoolean() enabled?: boolean;
@@ -44,12 +62,15 @@ class HousekeepingOptionsSchema {
   @IsNullableKey()
   @Satisfies(isDuration, "a duration (ms or a string such as '30d') or null")
   deleteCompletedWorkflowsAfter?: unknown;
-  @IsOptionalKey() @Satisfies(isDuration, "a duration such as '1h'") stuckInProgressThreshold?: unknown;
-  @IsOptionalKey() @Satisfies(isDuration, "a duration such as '15m'") stuckScheduledThreshold?: unknown;
+  @IsOptionalKey()
+  @Satisfies(isDuration, "a duration such as '1h'")
+  stuckInProgressThreshold?: unknown;
+  @IsOptionalKey()
+  @Satisfies(isDuration, "a duration such as '15m'")
+  stuckScheduledThreshold?: unknown;
   @IsOptionalKey() @IsIn(['reattempt', 'cancel']) stuckRecoveryAction?: string;
   @IsOptionalKey() @IsInt() @Min(1) batchSize?: number;
 }
-
 
 /**
  * class-validator shape of `GenevaDriveModuleOptions`. Validated with `whitelist` and
@@ -59,45 +80,38 @@ export class ModuleOptionsSchema {
   /** Passed to ioredis as given; only the types of host, port and db are checked. */
   @IsOptionalKey()
   @IsObject()
-  @Satisfies(
-    (value) => {
-      const { host, port, db } = (value ?? {}) as Record<string, unknown>;
-      return (
-        (host === undefined || typeof host === 'string') &&
-        (port === undefined || Number.isInteger(port)) &&
-        (db === undefined || Number.isInteger(db))
-      );
-    },
-    'an ioredis options object (host: string, port and db: integers)',
-  )
+  @Satisfies((value) => {
+    const { host, port, db } = (value ?? {}) as Record<string, unknown>;
+    return (
+      (host === undefined || typeof host === 'string') &&
+      (port === undefined || Number.isInteger(port)) &&
+      (db === undefined || Number.isInteger(db))
+    );
+  }, 'an ioredis options object (host: string, port and db: integers)')
   connection?: Record<string, unknown>;
-  @IsOptionalKey() @IsString() @Matches(/^[^:]+$/, { message: 'prefix must not contain ":"' }) prefix?: string;
+  @IsOptionalKey()
+  @IsString()
+  @Matches(/^[^:]+$/, { message: 'prefix must not contain ":"' })
+  prefix?: string;
   @IsOptionalKey() @IsString() dataSource?: string;
 
   @IsOptionalKey()
   @Satisfies(
-    (value) =>
-      typeof value === 'object' &&
-      value !== null &&
-      Object.entries(value).every(
-        ([name, options]) =>
-          isQueueName(name) &&
-          typeof options === 'object' &&
-          options !== null &&
-          Object.keys(options).every((key) => key === 'concurrency') &&
-          ((options as { concurrency?: unknown }).concurrency === undefined ||
-            (Number.isInteger((options as { concurrency?: unknown }).concurrency) &&
-              ((options as { concurrency: number }).concurrency) > 0)),
-      ),
+    isQueuesRecord,
     "a record of queue names (no ':') to { concurrency?: positive integer }",
   )
   queues?: unknown;
 
-  @IsOptionalKey() @IsString() @Matches(/^[^:]+$/, { message: 'defaultQueue must not contain ":"' }) defaultQueue?: string;
+  @IsOptionalKey()
+  @IsString()
+  @Matches(/^[^:]+$/, { message: 'defaultQueue must not contain ":"' })
+  defaultQueue?: string;
   @IsOptionalKey() @IsBoolean() worker?: boolean;
   @IsOptionalKey() @IsBoolean() enqueueAfterCommit?: boolean;
 
-  @IsOptionalKey() @ValidateNested() @Type(() => HousekeepingOptionsSchema)
+  @IsOptionalKey()
+  @ValidateNested()
+  @Type(() => HousekeepingOptionsSchema)
   housekeeping?: HousekeepingOptionsSchema;
 
   @IsNullableKey() @IsInt() @Min(1) maxCursorSize?: number | null;
@@ -106,15 +120,22 @@ export class ModuleOptionsSchema {
   @Satisfies(isDuration, "a duration such as '7d' or null")
   waitingVisibilityThreshold?: unknown;
 
-  @IsOptionalKey() @Satisfies((value) => typeof value === 'function', 'a function (error, context) => void') errorReporter?: unknown;
   @IsOptionalKey()
-  @Satisfies((value) => typeof (value as { gauge?: unknown } | null)?.gauge === 'function', 'an object with gauge(name, value, tags?)')
+  @Satisfies((value) => typeof value === 'function', 'a function (error, context) => void')
+  errorReporter?: unknown;
+  @IsOptionalKey()
+  @Satisfies(
+    (value) => typeof (value as { gauge?: unknown } | null)?.gauge === 'function',
+    'an object with gauge(name, value, tags?)',
+  )
   metrics?: unknown;
   @IsOptionalKey()
   @Satisfies(
-    (value) => ['log', 'error', 'warn'].every((method) => typeof (value as Record<string, unknown> | null)?.[method] === 'function'),
+    (value) =>
+      ['log', 'error', 'warn'].every(
+        (method) => typeof (value as Record<string, unknown> | null)?.[method] === 'function',
+      ),
     'a Nest LoggerService (log, error, warn)',
   )
   logger?: unknown;
 }
-

@@ -58,14 +58,23 @@ export function resolveModuleOptions(
       enabled: housekeeping.enabled ?? true,
       cron: housekeeping.cron ?? '*/5 * * * *',
       deleteCompletedWorkflowsAfterMs:
-        deleteAfter === null ? null : parseDuration(deleteAfter ?? '30d', 'deleteCompletedWorkflowsAfter'),
-      stuckInProgressThresholdMs: parseDuration(housekeeping.stuckInProgressThreshold ?? '1h', 'stuckInProgressThreshold'),
-      stuckScheduledThresholdMs: parseDuration(housekeeping.stuckScheduledThreshold ?? '15m', 'stuckScheduledThreshold'),
+        deleteAfter === null
+          ? null
+          : parseDuration(deleteAfter ?? '30d', 'deleteCompletedWorkflowsAfter'),
+      stuckInProgressThresholdMs: parseDuration(
+        housekeeping.stuckInProgressThreshold ?? '1h',
+        'stuckInProgressThreshold',
+      ),
+      stuckScheduledThresholdMs: parseDuration(
+        housekeeping.stuckScheduledThreshold ?? '15m',
+        'stuckScheduledThreshold',
+      ),
       stuckRecoveryAction: housekeeping.stuckRecoveryAction ?? 'reattempt',
       batchSize: housekeeping.batchSize ?? 1000,
     },
     maxCursorSize: raw.maxCursorSize === undefined ? 131072 : raw.maxCursorSize,
-    maxSignalPayloadSize: raw.maxSignalPayloadSize === undefined ? 131072 : raw.maxSignalPayloadSize,
+    maxSignalPayloadSize:
+      raw.maxSignalPayloadSize === undefined ? 131072 : raw.maxSignalPayloadSize,
     waitingVisibilityThresholdMs:
       visibility === null ? null : parseDuration(visibility ?? '7d', 'waitingVisibilityThreshold'),
     errorReporter: raw.errorReporter ?? null,

@@ -4,4 +4,5 @@ import { Inject } from '@nestjs/common';
 export const GENEVA_DRIVE_RESOLVED_OPTIONS = Symbol('GENEVA_DRIVE_RESOLVED_OPTIONS');
 
 /** Injects `ResolvedGenevaDriveOptions`. */
-export const InjectResolvedOptions = (): ParameterDecorator => Inject(GENEVA_DRIVE_RESOLVED_OPTIONS);
+export const InjectResolvedOptions = (): ParameterDecorator =>
+  Inject(GENEVA_DRIVE_RESOLVED_OPTIONS);

@@ -37,7 +37,16 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
       .getProviders()
       .map((wrapper) => wrapper.instance as unknown)
       .filter((instance): instance is StepProcessor => instance instanceof StepProcessor)
-      .map((processor) => processor.worker)
-      .filter((worker): worker is Worker => worker !== undefined);
+      .map((processor) => workerOf(processor))
+      .filter((worker): worker is Worker => worker !== null);
+  }
+}
+
+/** The processor's worker; null when boot failed before `@nestjs/bullmq` created it. */
+function workerOf(processor: StepProcessor): Worker | null {
+  try {
+    return processor.worker;
+  } catch {
+    return null;
   }
 }

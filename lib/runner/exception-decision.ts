@@ -2,9 +2,7 @@ import { parseDuration } from '../common/duration';
 import type { StepDefinition } from '../discovery/step-definition.interface';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
-import type { BackoffStrategy } from '../interfaces/exception-policy.interface';
-import type { Duration } from '../interfaces/states.interface';
-import { ExceptionPolicy } from './exception-policy';
+import { ExceptionPolicy, type PolicyWait } from './exception-policy';
 import { FlowControlSignal, type FlowControlRequest } from './flow-control';
 import type { StepContextImpl } from './step-context';
 
@@ -52,7 +50,9 @@ export function consecutiveReattempts(
     const manual = execution.outcome === 'reattempted' && reason === 'flow_control';
     const counts =
       !manual &&
-      (execution.outcome === 'reattempted' || reason === 'exception_policy' || reason === 'precondition');
+      (execution.outcome === 'reattempted' ||
+        reason === 'exception_policy' ||
+        reason === 'precondition');
     if (counts) count += 1;
     if (execution.metadata?.reattemptCountReset === true) break;
     if (!counts && !manual) break;
@@ -91,12 +91,13 @@ export async function decide(
 }
 
 /** The delay of reattempt number `attempt` (1-based), jitter added uniformly in [0, jitter × d). */
-export function backoffMs(wait: Duration | BackoffStrategy | null, jitter: number, attempt: number): number | null {
+export function backoffMs(wait: PolicyWait | null, jitter: number, attempt: number): number | null {
   if (wait === null) return null;
   let base: number;
   if (wait === 'exponential') base = 2 ** attempt * 1000;
   else if (wait === 'polynomial') base = (attempt ** 4 + 2) * 1000;
-  else if (typeof wait === 'function') base = parseDuration(wait(attempt), 'backoff strategy result');
+  else if (typeof wait === 'function')
+    base = parseDuration(wait(attempt), 'backoff strategy result');
   else return parseDuration(wait, 'ExceptionPolicy wait');
   return Math.round(base + Math.random() * jitter * base);
 }

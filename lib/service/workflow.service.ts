@@ -316,6 +316,7 @@ export class WorkflowService {
     verb: (uow: UnitOfWork, locked: WorkflowEntity, definition: WorkflowDefinition) => Promise<void>,
   ): Promise<WorkflowEntity> {
     const id = workflowId(workflow);
+    if (!isUuid(id)) throw notFound(id);
     return this.database.transaction(async (uow) => {
       const locked = await this.store.lockWorkflow(uow, id);
       if (!locked) throw notFound(id);

@@ -17,7 +17,7 @@ export class SignalMatcher<Payload = any, Hero = any> implements SignalMatcherLi
   ) {
     if (typeof name !== 'string' || name.trim() === '') {
       throw new StepConfigurationError(
-        'SignalMatcher needs a non-blank signal name: new SignalMatcher(\'payment_confirmed\', predicate?).',
+        "SignalMatcher needs a non-blank signal name: new SignalMatcher('payment_confirmed', predicate?).",
       );
     }
     if (predicate !== undefined && typeof predicate !== 'function') {

@@ -1,0 +1,80 @@
+import { Module, ValidationPipe, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import {
+  GENEVA_DRIVE_ENTITIES,
+  GENEVA_DRIVE_MIGRATIONS,
+  GenevaDriveModule,
+} from 'nestjs-geneva-drive';
+import { GenevaDriveExceptionFilter } from './common/geneva-drive-exception.filter';
+import { SAMPLE_APP_CONFIG, configFromEnv, parseRedisUrl, type SampleAppConfig } from './config';
+import { ensureSchema } from './database';
+import { Order } from './orders/order.entity';
+import { OrdersModule } from './orders/orders.module';
+import { WorkflowsModule } from './workflows/workflows.module';
+
+/**
+ * The sample app. `AppModule.forRoot()` reads the environment (see `config.ts`); tests pass
+ * overrides, e.g. a throwaway schema and BullMQ prefix.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(overrides: Partial<SampleAppConfig> = {}): DynamicModule {
+    const config: SampleAppConfig = { ...configFromEnv(), ...overrides };
+    return {
+      module: AppModule,
+      imports: [
+        // The host app owns the scheduler. nestjs-geneva-drive never imports
+        // ScheduleModule.forRoot() itself (a second import would fire every @Cron twice); it adds
+        // its housekeeping job to the SchedulerRegistry registered here.
+        ScheduleModule.forRoot(),
+        TypeOrmModule.forRootAsync({
+          useFactory: async () => {
+            await ensureSchema(config.databaseUrl, config.schema);
+            return {
+              type: 'postgres' as const,
+              url: config.databaseUrl,
+              schema: config.schema,
+              entities: [...GENEVA_DRIVE_ENTITIES, Order],
+              // The library's tables come from its migrations, run at boot.
+              migrations: GENEVA_DRIVE_MIGRATIONS,
+              migrationsRun: true,
+              // Creates the app's own `orders` table, for a zero-setup demo (use migrations in
+              // production). It never touches the library's tables: their entities are declared
+              // `synchronize: false`, and the migrations own them.
+              synchronize: true,
+              // Every step holds a connection for its transaction: keep the pool above the total
+              // worker concurrency (10 by default) plus what the HTTP handlers need.
+              extra: { max: 20 },
+            };
+          },
+        }),
+        GenevaDriveModule.forRootAsync({
+          useFactory: () => ({
+            connection: parseRedisUrl(config.redisUrl),
+            prefix: config.redisPrefix,
+            // Housekeeping (cleanup of old workflows, recovery of stuck steps) is not built yet;
+            // enable it once it lands. ScheduleModule is already imported above for it.
+            housekeeping: { enabled: false },
+          }),
+        }),
+        OrdersModule,
+        WorkflowsModule,
+      ],
+      providers: [
+        { provide: SAMPLE_APP_CONFIG, useValue: config },
+        {
+          provide: APP_PIPE,
+          useValue: new ValidationPipe({
+            whitelist: true,
+            forbidNonWhitelisted: true,
+            transform: true,
+          }),
+        },
+        { provide: APP_FILTER, useClass: GenevaDriveExceptionFilter },
+      ],
+      exports: [SAMPLE_APP_CONFIG],
+    };
+  }
+}
