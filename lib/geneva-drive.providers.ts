@@ -14,6 +14,9 @@ import { StepPreparer } from './runner/step-preparer';
 import { WorkflowRunner } from './runner/workflow.runner';
 import { WorkflowScheduler } from './runner/workflow-scheduler';
 import { WorkflowService } from './service/workflow.service';
+import { SignalRendezvous } from './signals/signal-rendezvous';
+import { SignalSender } from './signals/signal-sender';
+import { SignalStore } from './signals/signal.store';
 
 /** Providers shared by `GenevaDriveModule` and `GenevaDriveTestingModule` (the queue differs). */
 export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
@@ -27,6 +30,9 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   WorkflowStore,
   WorkflowScheduler,
   HeroResolver,
+  SignalStore,
+  SignalRendezvous,
+  SignalSender,
   StepPreparer,
   StepInvoker,
   StepFinalizer,

@@ -1,3 +1,4 @@
+import type { SignalEntity } from '../entities/signal.entity';
 import type { StepDefinition } from '../discovery/step-definition.interface';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
@@ -13,6 +14,8 @@ export interface PreparedStep {
   definition: WorkflowDefinition;
   step: StepDefinition;
   hero: object | null;
+  /** The signal a `waitFor` step was woken with (or claimed at its gate). */
+  receivedSignal: SignalEntity | null;
   logger: TaggedLogger;
 }
 

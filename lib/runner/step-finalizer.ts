@@ -13,6 +13,7 @@ import { errorColumns, exceptionInfo, terminalTransition } from './execution-tra
 import type { FlowControlRequest } from './flow-control';
 import type { PreparedStep, StepRun } from './prepared-step.interface';
 import type { StepContextImpl } from './step-context';
+import { SignalRendezvous } from '../signals/signal-rendezvous';
 import { WorkflowScheduler } from './workflow-scheduler';
 
 /** Where an exception came from: the step body, a precondition, or the rest of prepare. */
@@ -46,6 +47,7 @@ export class StepFinalizer {
   constructor(
     private readonly store: WorkflowStore,
     private readonly scheduler: WorkflowScheduler,
+    private readonly rendezvous: SignalRendezvous,
   ) {}
 
   async finalize(uow: UnitOfWork, prepared: PreparedStep, run: StepRun): Promise<FinalizeOutcome> {
@@ -71,6 +73,7 @@ export class StepFinalizer {
     let outcome = none;
     if (result.kind === 'completed') {
       await this.setExecution(uow, rows, terminalTransition('completed', 'success'));
+      await this.settleSignal(uow, rows, false);
       await this.continueWithNextStep(uow, rows);
     } else if (result.kind === 'flow') {
       if (result.swallowedError) {
@@ -126,9 +129,11 @@ export class StepFinalizer {
       await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
     } else if (decision.action === 'skip') {
       await this.setExecution(uow, rows, terminalTransition('skipped', 'skipped'), info);
+      await this.settleSignal(uow, rows, true);
       await this.continueWithNextStep(uow, rows);
     } else if (decision.action === 'finish') {
       await this.setExecution(uow, rows, terminalTransition('completed', 'success'), info);
+      await this.settleSignal(uow, rows, false);
       await this.finishWorkflow(uow, rows);
     } else {
       await this.setExecution(uow, rows, { ...terminalTransition('failed', 'failed'), ...errorColumns(error) }, info);
@@ -170,10 +175,12 @@ export class StepFinalizer {
         return;
       case 'skip':
         await this.setExecution(uow, rows, terminalTransition('skipped', 'skipped'));
+        await this.settleSignal(uow, rows, true);
         await this.continueWithNextStep(uow, rows);
         return;
       case 'finish':
         await this.setExecution(uow, rows, terminalTransition('completed', 'success'));
+        await this.settleSignal(uow, rows, false);
         await this.finishWorkflow(uow, rows);
         return;
       case 'reattempt':
@@ -226,6 +233,12 @@ export class StepFinalizer {
     }
     await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
     await this.scheduler.createExecution(uow, workflow, definition, step, waitMs);
+  }
+
+  /** A clean outcome resolves the attached signal; a skip resolves its step by decree. */
+  private async settleSignal(uow: UnitOfWork, rows: Rows, skipped: boolean): Promise<void> {
+    const { execution } = rows;
+    await this.rendezvous.settle(uow, execution.signalId, skipped ? [execution.stepName] : []);
   }
 
   private async finishWorkflow(uow: UnitOfWork, rows: Rows): Promise<void> {

@@ -18,9 +18,16 @@ interface WorkflowHooks {
 @Injectable()
 export class StepInvoker {
   async invoke(prepared: PreparedStep): Promise<StepRun> {
-    const { definition, step, workflow, execution, hero, logger } = prepared;
+    const { definition, step, workflow, execution, hero, receivedSignal, logger } = prepared;
     const instance = definition.instance as WorkflowHooks & Record<string, unknown>;
-    const ctx = new StepContextImpl<unknown>(workflow, hero, execution, null, logger, step.kind === 'resumable');
+    const ctx = new StepContextImpl<unknown>(
+      workflow,
+      hero,
+      execution,
+      receivedSignal,
+      logger,
+      step.kind === 'resumable',
+    );
     let error: Error | null = null;
     const capture = (thrown: unknown) => {
       if (!(thrown instanceof FlowControlSignal)) error ??= asError(thrown);

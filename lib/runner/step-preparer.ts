@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import type { StepDefinition } from '../discovery/step-definition.interface';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import type { SignalEntity } from '../entities/signal.entity';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import { StepConfigurationError } from '../errors/step-configuration.error';
@@ -13,6 +14,7 @@ import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.int
 import type { UnitOfWork } from '../persistence/unit-of-work';
 import { WorkflowStore } from '../persistence/workflow.store';
 import { errorColumns, terminalTransition } from './execution-transitions';
+import { SignalRendezvous } from '../signals/signal-rendezvous';
 import { HeroResolver } from './hero-resolver';
 import type { PreparedStep } from './prepared-step.interface';
 import { WorkflowScheduler } from './workflow-scheduler';
@@ -41,6 +43,7 @@ export class StepPreparer {
     private readonly store: WorkflowStore,
     private readonly scheduler: WorkflowScheduler,
     private readonly heroes: HeroResolver,
+    private readonly rendezvous: SignalRendezvous,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {
     this.baseLogger = new Logger('GenevaDrive');
@@ -99,6 +102,7 @@ export class StepPreparer {
     }
     if (step.kind === 'removed') {
       await this.store.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
+      await this.rendezvous.settle(uow, execution.signalId, [step.name]);
       await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null, nextStepName: step.name });
       await this.scheduler.scheduleNextStep(uow, workflow, definition);
       return { kind: 'stop', raise: null };
@@ -112,15 +116,26 @@ export class StepPreparer {
     }
     if (verdict === 'skip') {
       await this.store.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
+      await this.rendezvous.settle(uow, execution.signalId, [step.name]);
       await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null, nextStepName: step.name });
       await this.scheduler.scheduleNextStep(uow, workflow, definition);
       return { kind: 'stop', raise: null };
     }
 
+    let receivedSignal: SignalEntity | null = null;
+    if (step.waitFor) {
+      receivedSignal = await this.passGate(uow, step, execution, { workflow, hero });
+      if (!receivedSignal) {
+        await this.store.updateExecution(uow, execution, { state: 'waiting', waitingSince: new Date() });
+        logger.log(`Parked, waiting for a signal (${describeMatcher(step)})`);
+        return { kind: 'stop', raise: null };
+      }
+    }
+
     const now = new Date();
     await this.store.updateExecution(uow, execution, { state: 'in_progress', startedAt: now });
     await this.store.updateWorkflow(uow, workflow, { state: 'performing', currentStepName: step.name });
-    return { kind: 'run', prepared: { workflow, execution, definition, step, hero, logger } };
+    return { kind: 'run', prepared: { workflow, execution, definition, step, hero, receivedSignal, logger } };
   }
 
   private async loadHero(uow: UnitOfWork, workflow: WorkflowEntity): Promise<object | null> {
@@ -150,6 +165,20 @@ export class StepPreparer {
     }
   }
 
+  /** A matcher that throws at the gate is handled like a precondition exception. */
+  private async passGate(
+    uow: UnitOfWork,
+    step: StepDefinition,
+    execution: StepExecutionEntity,
+    ctx: WorkflowContext,
+  ): Promise<SignalEntity | null> {
+    try {
+      return await this.rendezvous.gate(uow, step, execution, ctx);
+    } catch (error) {
+      throw new PreconditionFailure(error);
+    }
+  }
+
   private async failAndPause(
     uow: UnitOfWork,
     workflow: WorkflowEntity,
@@ -166,4 +195,10 @@ export class StepPreparer {
       currentStepName: null,
     });
   }
+}
+
+/** The awaited signal, for logs and test-helper messages. */
+export function describeMatcher(step: StepDefinition): string {
+  const name = (step.waitFor as { name?: unknown } | null)?.name;
+  return typeof name === 'string' ? name : 'custom matcher';
 }

@@ -15,6 +15,7 @@ import { WorkflowNotFoundError } from '../errors/workflow-not-found.error';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
 import type {
   ListFilter,
+  SignalOptions,
   StartOptions,
   WorkflowLike,
   WorkflowRef,
@@ -27,6 +28,8 @@ import { inlineEnqueueStorage } from '../queue/inline-enqueue.context';
 import { terminalTransition } from '../runner/execution-transitions';
 import { HeroResolver } from '../runner/hero-resolver';
 import { WorkflowScheduler } from '../runner/workflow-scheduler';
+import { SignalRendezvous } from '../signals/signal-rendezvous';
+import { SignalSender } from '../signals/signal-sender';
 
 const START_OPTION_KEYS = ['hero', 'allowMultiple', 'metadata', 'stepJobOptions', 'manager'];
 const ONGOING = ['ready', 'performing', 'paused'] as const;
@@ -42,6 +45,8 @@ export class WorkflowService {
     private readonly store: WorkflowStore,
     private readonly scheduler: WorkflowScheduler,
     private readonly heroes: HeroResolver,
+    private readonly signalSender: SignalSender,
+    private readonly rendezvous: SignalRendezvous,
   ) {}
 
   /**
@@ -127,6 +132,14 @@ export class WorkflowService {
     return query.getMany();
   }
 
+  /**
+   * Delivers a signal (validated first; then one transaction under the workflow row lock). A known
+   * `(name, idempotencyKey)` returns the original row with `duplicateDelivery: true`.
+   */
+  async signal(workflow: WorkflowLike, name: string, opts: SignalOptions = {}): Promise<SignalEntity> {
+    return this.signalSender.send(workflowId(workflow), name, opts);
+  }
+
   /** Pauses a ready workflow now, or a performing one at the step boundary. */
   pause(workflow: WorkflowLike): Promise<WorkflowEntity> {
     return this.steer(workflow, async (_uow, locked) => {
@@ -154,7 +167,18 @@ export class WorkflowService {
       }
       if (current) {
         await this.store.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null });
-        if (current.state === 'scheduled') {
+        const currentStep = definition.steps.named(current.stepName);
+        if (current.state === 'waiting' && currentStep?.kind === 'removed') {
+          await this.store.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
+          await this.rendezvous.settle(uow, current.signalId, [current.stepName]);
+          await this.store.updateWorkflow(uow, locked, { currentStepName: null, nextStepName: current.stepName });
+          await this.scheduler.scheduleNextStep(uow, locked, definition);
+        } else if (current.state === 'waiting') {
+          await this.rendezvous.retryParked(uow, locked, definition, current, {
+            workflow: locked,
+            hero: await this.loadHero(uow, locked),
+          });
+        } else if (current.state === 'scheduled') {
           await this.scheduler.reenqueueExecution(uow, locked, definition, current, {
             metadata: { ...(current.metadata ?? {}), reattemptCountReset: true },
           });
@@ -217,8 +241,13 @@ export class WorkflowService {
         const current = await this.store.currentExecution(uow.manager, locked.id, uow.locks);
         if (current) {
           await this.store.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
+          await this.rendezvous.settle(uow, current.signalId, [current.stepName]);
           reference = current.stepName;
         }
+      } else if (reference !== null) {
+        // The paused workflow's failed step: its claimed signal is settled by the skip.
+        const [latest] = await this.store.executionsOfStep(uow.manager, locked.id, reference);
+        if (latest?.signalId) await this.rendezvous.settle(uow, latest.signalId, [reference]);
       }
       await this.store.updateWorkflow(uow, locked, {
         state: 'ready',
@@ -323,6 +352,11 @@ export class WorkflowService {
       await verb(uow, locked, this.registry.resolve(locked.type));
       return locked;
     });
+  }
+
+  private async loadHero(uow: UnitOfWork, workflow: WorkflowEntity): Promise<object | null> {
+    if (!workflow.heroType || !workflow.heroId) return null;
+    return this.heroes.load(uow.manager, workflow.heroType, workflow.heroId);
   }
 
   private async load(workflow: WorkflowLike): Promise<WorkflowEntity> {

@@ -52,7 +52,7 @@ export type TypeChecks = [
   Assert<Fits<Contract.SignalOptions, Impl.SignalOptions>>,
   Assert<Same<Impl.HousekeepingResult, Contract.HousekeepingResult>>,
   Assert<Fits<Impl.IterableStep<string>, Contract.IterableStep<string>>>,
-  Assert<Fits<Omit<Impl.WorkflowService, never>, Omit<Contract.WorkflowService, 'signal'>>>,
+  Assert<Fits<Impl.WorkflowService, Contract.WorkflowService>>,
   Assert<Fits<Impl.WorkflowRunner, Contract.WorkflowRunner>>,
   Assert<Fits<Impl.ExceptionPolicy, Contract.ExceptionPolicy>>,
   Assert<Fits<Impl.SignalMatcher<{ amount: number }>, Contract.SignalMatcher<{ amount: number }>>>,

@@ -1,0 +1,144 @@
+import { Injectable } from '@nestjs/common';
+import type { StepDefinition } from '../discovery/step-definition.interface';
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import type { SignalEntity } from '../entities/signal.entity';
+import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import type { WorkflowEntity } from '../entities/workflow.entity';
+import type { WorkflowContext } from '../interfaces/workflow-context.interface';
+import type { UnitOfWork } from '../persistence/unit-of-work';
+import { WorkflowStore } from '../persistence/workflow.store';
+import { WorkflowScheduler } from '../runner/workflow-scheduler';
+import { SignalStore } from './signal.store';
+
+const CLEAN_OUTCOMES = ['success', 'skipped'];
+const ACTIVE_STATES = ['waiting', 'scheduled', 'in_progress'];
+
+/**
+ * Both sides of the signal rendezvous, always under the workflow row lock: a `waitFor` step's gate
+ * (claim the oldest matching signal, or park), a delivery waking parked executions, and the
+ * settlement of a signal once every chain attached to it has resolved.
+ */
+@Injectable()
+export class SignalRendezvous {
+  constructor(
+    private readonly signals: SignalStore,
+    private readonly store: WorkflowStore,
+    private readonly scheduler: WorkflowScheduler,
+  ) {}
+
+  /**
+   * The gate: the pinned signal, or the oldest attachable one the step's matcher accepts (claimed
+   * and pinned here). Null means no signal yet: the caller parks the execution.
+   */
+  async gate(
+    uow: UnitOfWork,
+    step: StepDefinition,
+    execution: StepExecutionEntity,
+    ctx: WorkflowContext,
+  ): Promise<SignalEntity | null> {
+    if (execution.signalId) {
+      const pinned = await this.signals.findById(uow, execution.signalId);
+      if (pinned) return pinned;
+    }
+    const signal = await this.firstMatching(uow, step, execution.workflowId, ctx);
+    if (!signal) return null;
+    await this.claim(uow, signal);
+    await this.store.updateExecution(uow, execution, { signalId: signal.id });
+    return signal;
+  }
+
+  /** A delivery: wakes every parked execution whose matcher accepts the signal, oldest first. */
+  async wakeMatching(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    signal: SignalEntity,
+    ctx: WorkflowContext,
+  ): Promise<void> {
+    for (const execution of await this.signals.waitingExecutions(uow, workflow.id)) {
+      const step = definition.steps.named(execution.stepName);
+      if (!step?.waitFor || !step.waitFor.matches(signal, ctx)) continue;
+      await this.claim(uow, signal);
+      await this.wake(uow, workflow, definition, execution, signal);
+    }
+  }
+
+  /** `resume()` of a workflow whose current execution is parked: the rendezvous runs again. */
+  async retryParked(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    execution: StepExecutionEntity,
+    ctx: WorkflowContext,
+  ): Promise<void> {
+    const step = definition.steps.named(execution.stepName);
+    if (!step) return;
+    const signal = await this.firstMatching(uow, step, workflow.id, ctx);
+    if (!signal) return;
+    await this.claim(uow, signal);
+    await this.wake(uow, workflow, definition, execution, signal);
+  }
+
+  /**
+   * A clean resolution of a chain attached to the signal: `consumed` goes up, and the signal is
+   * consumed once every attached chain's latest execution ended cleanly. Steps in
+   * `resolvedByDecree` (skipped ones) count as resolved whatever their executions say.
+   */
+  async settle(uow: UnitOfWork, signalId: string | null, resolvedByDecree: string[] = []): Promise<void> {
+    if (!signalId) return;
+    const signal = await this.signals.findById(uow, signalId);
+    if (!signal) return;
+    const changes: Partial<SignalEntity> = { consumed: signal.consumed + 1 };
+    if (signal.state === 'claimed' && (await this.fullyResolved(uow, signal, resolvedByDecree))) {
+      Object.assign(changes, { state: 'consumed', consumedAt: new Date() });
+    }
+    await this.signals.update(uow, signal, changes);
+  }
+
+  private async fullyResolved(uow: UnitOfWork, signal: SignalEntity, resolvedByDecree: string[]): Promise<boolean> {
+    const attached = (await this.signals.attachedExecutions(uow, signal.id)).filter(
+      (execution) => !resolvedByDecree.includes(execution.stepName),
+    );
+    if (attached.some((execution) => ACTIVE_STATES.includes(execution.state))) return false;
+    const latestByStep = new Map<string, StepExecutionEntity>();
+    for (const execution of attached) latestByStep.set(execution.stepName, execution);
+    return [...latestByStep.values()].every((execution) => CLEAN_OUTCOMES.includes(execution.outcome ?? ''));
+  }
+
+  private async firstMatching(
+    uow: UnitOfWork,
+    step: StepDefinition,
+    workflowId: string,
+    ctx: WorkflowContext,
+  ): Promise<SignalEntity | null> {
+    if (!step.waitFor) return null;
+    for (const signal of await this.signals.attachable(uow, workflowId)) {
+      if (step.waitFor.matches(signal, ctx)) return signal;
+    }
+    return null;
+  }
+
+  private async claim(uow: UnitOfWork, signal: SignalEntity): Promise<void> {
+    await this.signals.update(uow, signal, {
+      claimed: signal.claimed + 1,
+      state: signal.state === 'pending' ? 'claimed' : signal.state,
+      claimedAt: signal.claimedAt ?? new Date(),
+    });
+  }
+
+  private async wake(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    execution: StepExecutionEntity,
+    signal: SignalEntity,
+  ): Promise<void> {
+    await this.store.updateExecution(uow, execution, {
+      state: 'scheduled',
+      signalId: signal.id,
+      scheduledFor: new Date(),
+      waitingSince: null,
+    });
+    await this.scheduler.reenqueueExecution(uow, workflow, definition, execution);
+  }
+}

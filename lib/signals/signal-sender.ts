@@ -1,0 +1,98 @@
+import { Injectable } from '@nestjs/common';
+import { isUuid } from '../common/uuid';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import type { SignalEntity } from '../entities/signal.entity';
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { SignalPayloadTooLargeError } from '../errors/signal-payload-too-large.error';
+import { WorkflowNotFoundError } from '../errors/workflow-not-found.error';
+import { WorkflowNotOngoingError } from '../errors/workflow-not-ongoing.error';
+import type { SignalOptions } from '../interfaces/workflow-service.interface';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import { WorkflowStore } from '../persistence/workflow.store';
+import { HeroResolver } from '../runner/hero-resolver';
+import { SignalRendezvous } from './signal-rendezvous';
+import { SignalStore } from './signal.store';
+
+const SIGNAL_OPTION_KEYS = ['payload', 'idempotencyKey', 'manager'];
+
+/**
+ * Delivers a signal: validation first (nothing written on bad input), then one transaction under
+ * the workflow row lock that dedupes, buffers (paused workflow) or wakes parked executions. Jobs
+ * of woken executions are enqueued after commit.
+ */
+@Injectable()
+export class SignalSender {
+  constructor(
+    private readonly database: GenevaDriveDataSource,
+    private readonly registry: WorkflowRegistry,
+    private readonly store: WorkflowStore,
+    private readonly signals: SignalStore,
+    private readonly rendezvous: SignalRendezvous,
+    private readonly heroes: HeroResolver,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {}
+
+  async send(workflowId: string, name: string, opts: SignalOptions = {}): Promise<SignalEntity> {
+    const { payload, idempotencyKey } = this.validate(name, opts);
+    if (!isUuid(workflowId)) throw new WorkflowNotFoundError(`No workflow with id '${workflowId}'.`);
+    return this.database.transaction(async (uow) => {
+      const workflow = await this.store.lockWorkflow(uow, workflowId);
+      if (!workflow) throw new WorkflowNotFoundError(`No workflow with id '${workflowId}'.`);
+      if (idempotencyKey !== null) {
+        const existing = await this.signals.findByKey(uow, workflow.id, name, idempotencyKey);
+        if (existing) {
+          existing.duplicateDelivery = true;
+          return existing;
+        }
+      }
+      if (workflow.state === 'finished' || workflow.state === 'canceled') {
+        throw new WorkflowNotOngoingError(
+          `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
+        );
+      }
+      const signal = await this.signals.insert(uow, { workflowId: workflow.id, name, idempotencyKey, payload });
+      if (workflow.state === 'paused') return signal;
+      const definition = this.registry.findByName(workflow.type);
+      if (!definition) return signal;
+      const hero =
+        workflow.heroType && workflow.heroId
+          ? await this.heroes.load(uow.manager, workflow.heroType, workflow.heroId)
+          : null;
+      await this.rendezvous.wakeMatching(uow, workflow, definition, signal, { workflow, hero });
+      return signal;
+    }, opts.manager);
+  }
+
+  private validate(name: string, opts: SignalOptions): { payload: unknown; idempotencyKey: string | null } {
+    if (opts === null || typeof opts !== 'object') {
+      throw new InvalidArgumentError('signal() expects an options object: { payload?, idempotencyKey?, manager? }.');
+    }
+    const unknown = Object.keys(opts).filter((key) => !SIGNAL_OPTION_KEYS.includes(key));
+    if (unknown.length > 0) {
+      throw new InvalidArgumentError(
+        `signal() got unknown option(s) ${unknown.join(', ')}. Allowed: ${SIGNAL_OPTION_KEYS.join(', ')}.`,
+      );
+    }
+    if (typeof name !== 'string' || name.trim() === '') {
+      throw new InvalidArgumentError('signal() needs a non-blank signal name, e.g. signal(workflow, \'payment_confirmed\').');
+    }
+    const { idempotencyKey } = opts;
+    if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey === '')) {
+      throw new InvalidArgumentError('signal() idempotencyKey must be a non-empty string.');
+    }
+    const json = opts.payload === undefined ? null : JSON.stringify(opts.payload);
+    const limit = this.options.maxSignalPayloadSize;
+    if (json !== null && limit !== null && Buffer.byteLength(json, 'utf8') > limit) {
+      throw new SignalPayloadTooLargeError(
+        `Signal "${name}" payload is ${Buffer.byteLength(json, 'utf8')} bytes of JSON, over maxSignalPayloadSize (${limit}). ` +
+          'Send a reference (an id) instead of the data, or raise maxSignalPayloadSize.',
+      );
+    }
+    return {
+      payload: json === null || json === undefined ? null : (JSON.parse(json) as unknown),
+      idempotencyKey: idempotencyKey ?? null,
+    };
+  }
+}
