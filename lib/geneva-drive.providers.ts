@@ -14,6 +14,7 @@ import { StepPreparer } from './runner/step-preparer';
 import { WorkflowRunner } from './runner/workflow.runner';
 import { WorkflowScheduler } from './runner/workflow-scheduler';
 import { WorkflowService } from './service/workflow.service';
+import { ShutdownSignal } from './resumable/shutdown.signal';
 import { SignalRendezvous } from './signals/signal-rendezvous';
 import { SignalSender } from './signals/signal-sender';
 import { SignalStore } from './signals/signal.store';
@@ -34,6 +35,7 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   SignalRendezvous,
   SignalSender,
   StepPreparer,
+  ShutdownSignal,
   StepInvoker,
   StepFinalizer,
   WorkflowRunner,

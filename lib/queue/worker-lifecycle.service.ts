@@ -3,6 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import type { Worker } from 'bullmq';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { ShutdownSignal } from '../resumable/shutdown.signal';
 import { StepProcessor } from './step.processor';
 
 /**
@@ -16,6 +17,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
 
   constructor(
     private readonly discovery: DiscoveryService,
+    private readonly shutdown: ShutdownSignal,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
@@ -29,6 +31,8 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    // Resumable steps stop at their next checkpoint; a successor continues after the restart.
+    this.shutdown.raise();
     await Promise.all(this.workers().map((worker) => worker.close()));
   }
 

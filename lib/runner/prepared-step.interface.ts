@@ -23,7 +23,16 @@ export interface PreparedStep {
 export type StepResult =
   | { kind: 'completed' }
   | { kind: 'flow'; request: FlowControlRequest; swallowedError: Error | null }
-  | { kind: 'error'; error: Error };
+  | { kind: 'error'; error: Error }
+  | { kind: 'interrupted'; reason: string; waitMs: number | null };
+
+/** How the runner runs an execution; the test helpers turn interruption off or cap iterations. */
+export interface RunOptions {
+  /** false: resumable steps run to the end (only `skipTo` and `suspend` still interrupt). */
+  interruptible: boolean;
+  /** Overrides the step's `maxIterations` for this run. */
+  maxIterations: number | null;
+}
 
 /** The run phase's result with the context the step used. */
 export interface StepRun {

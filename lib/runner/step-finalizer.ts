@@ -82,6 +82,8 @@ export class StepFinalizer {
         );
       }
       await this.applyFlowControl(uow, rows, result.request);
+    } else if (result.kind === 'interrupted') {
+      await this.applyInterruption(uow, rows, result.waitMs);
     } else {
       outcome = await this.applyException(uow, rows, result.error, 'body', run.ctx);
     }
@@ -170,7 +172,13 @@ export class StepFinalizer {
         await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
         return;
       case 'pause':
-        await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
+        if (rows.step?.kind === 'resumable') {
+          // The cursor stays; resume() continues the chain from it.
+          await this.setExecution(uow, rows, terminalTransition('completed', 'workflow_paused'));
+        } else {
+          await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
+        }
+        await this.store.updateWorkflow(uow, workflow, { nextStepName: rows.execution.stepName });
         await this.pauseWorkflow(uow, rows);
         return;
       case 'skip':
@@ -187,10 +195,14 @@ export class StepFinalizer {
       case 'suspend': {
         const waitMs = request.wait === undefined ? null : parseDuration(request.wait, `${request.action} wait`);
         const outcome = request.action === 'reattempt' ? 'reattempted' : 'continued';
-        await this.setExecution(uow, rows, terminalTransition('completed', outcome), {
-          reattemptReason: 'flow_control',
-        });
-        await this.continueWithSameStep(uow, rows, waitMs);
+        const rewind = request.action === 'reattempt' && request.rewind && rows.step?.kind === 'resumable';
+        await this.setExecution(
+          uow,
+          rows,
+          { ...terminalTransition('completed', outcome), ...(rewind ? { cursor: null } : {}) },
+          { reattemptReason: 'flow_control' },
+        );
+        await this.continueWithSameStep(uow, rows, waitMs, rewind);
         return;
       }
     }
@@ -223,8 +235,25 @@ export class StepFinalizer {
     await this.scheduler.scheduleNextStep(uow, workflow, definition);
   }
 
-  /** Schedules the same step again after `waitMs`. */
-  private async continueWithSameStep(uow: UnitOfWork, rows: Rows, waitMs: number | null): Promise<void> {
+  /**
+   * A resumable step interrupted at a checkpoint: `completed/continued` and a successor carrying
+   * the cursor; `completed/workflow_paused` when an operator paused the workflow meanwhile.
+   */
+  private async applyInterruption(uow: UnitOfWork, rows: Rows, waitMs: number | null): Promise<void> {
+    if (rows.deferred) {
+      await this.setExecution(uow, rows, terminalTransition('completed', 'workflow_paused'));
+      await this.store.updateWorkflow(uow, rows.workflow, { nextStepName: rows.execution.stepName });
+      return;
+    }
+    await this.setExecution(uow, rows, terminalTransition('completed', 'continued'));
+    await this.continueWithSameStep(uow, rows, waitMs);
+  }
+
+  /**
+   * Schedules the same step again after `waitMs`; for a resumable step, a successor that keeps
+   * the cursor (cleared when `rewind`).
+   */
+  private async continueWithSameStep(uow: UnitOfWork, rows: Rows, waitMs: number | null, rewind = false): Promise<void> {
     const { workflow, definition, execution, step } = rows;
     if (rows.deferred || !step) {
       await this.store.updateWorkflow(uow, workflow, { currentStepName: null, nextStepName: execution.stepName });
@@ -232,7 +261,11 @@ export class StepFinalizer {
       return;
     }
     await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
-    await this.scheduler.createExecution(uow, workflow, definition, step, waitMs);
+    if (step.kind === 'resumable') {
+      await this.scheduler.createSuccessor(uow, workflow, definition, step, execution, waitMs, { rewind });
+    } else {
+      await this.scheduler.createExecution(uow, workflow, definition, step, waitMs);
+    }
   }
 
   /** A clean outcome resolves the attached signal; a skip resolves its step by decree. */

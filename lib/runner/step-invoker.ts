@@ -1,7 +1,18 @@
 import { Injectable } from '@nestjs/common';
+import { StepExecutionEntity } from '../entities/step-execution.entity';
+import { WorkflowEntity } from '../entities/workflow.entity';
+import { CursorTooLargeError } from '../errors/cursor-too-large.error';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import type { InterruptionPolicy } from '../resumable/interruption-policy';
+import { IterableStepImpl } from '../resumable/iterable-step';
+import { ShutdownSignal } from '../resumable/shutdown.signal';
+import { StepInterruption } from '../resumable/step-interruption';
+import { cursorTransformer } from '../entities/json-column.transformer';
 import { asError } from './execution-transitions';
 import { FlowControlSignal } from './flow-control';
-import type { PreparedStep, StepResult, StepRun } from './prepared-step.interface';
+import type { PreparedStep, RunOptions, StepResult, StepRun } from './prepared-step.interface';
 import { StepContextImpl } from './step-context';
 
 /** Optional hook methods of a workflow class. */
@@ -13,29 +24,31 @@ interface WorkflowHooks {
 
 /**
  * The run phase, with no lock held: hooks around the step body, flow control caught and recorded,
- * exceptions captured (not yet reported).
+ * exceptions captured (not yet reported). Resumable steps get an `IterableStep` whose checkpoints
+ * persist the cursor and may interrupt.
  */
 @Injectable()
 export class StepInvoker {
-  async invoke(prepared: PreparedStep): Promise<StepRun> {
+  constructor(
+    private readonly database: GenevaDriveDataSource,
+    private readonly shutdown: ShutdownSignal,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {}
+
+  async invoke(prepared: PreparedStep, runOptions: RunOptions): Promise<StepRun> {
     const { definition, step, workflow, execution, hero, receivedSignal, logger } = prepared;
     const instance = definition.instance as WorkflowHooks & Record<string, unknown>;
-    const ctx = new StepContextImpl<unknown>(
-      workflow,
-      hero,
-      execution,
-      receivedSignal,
-      logger,
-      step.kind === 'resumable',
-    );
+    const resumable = step.kind === 'resumable';
+    const ctx = new StepContextImpl<unknown>(workflow, hero, execution, receivedSignal, logger, resumable);
+    const iterable = resumable ? this.iterableFor(prepared, runOptions) : null;
     let error: Error | null = null;
     const capture = (thrown: unknown) => {
-      if (!(thrown instanceof FlowControlSignal)) error ??= asError(thrown);
+      if (!(thrown instanceof FlowControlSignal) && !(thrown instanceof StepInterruption)) error ??= asError(thrown);
     };
     const body = async () => {
       try {
-        const method = instance[step.methodName!] as (c: StepContextImpl<unknown>) => unknown;
-        await method.call(instance, ctx);
+        const method = instance[step.methodName!] as (...args: unknown[]) => unknown;
+        await (iterable ? method.call(instance, iterable, ctx) : method.call(instance, ctx));
       } catch (thrown) {
         capture(thrown);
       }
@@ -63,12 +76,48 @@ export class StepInvoker {
     } catch (thrown) {
       capture(thrown);
     }
-    return { result: this.resultOf(ctx, error), ctx };
+    return { result: resultOf(ctx, iterable?.interrupted ?? null, error), ctx };
   }
 
-  private resultOf(ctx: StepContextImpl<unknown>, error: Error | null): StepResult {
-    if (ctx.request) return { kind: 'flow', request: ctx.request, swallowedError: error };
-    if (error) return { kind: 'error', error };
-    return { kind: 'completed' };
+  private iterableFor(prepared: PreparedStep, runOptions: RunOptions): IterableStepImpl {
+    const { execution, step, workflow } = prepared;
+    const manager = this.database.manager;
+    const startedAt = Date.now();
+    const maxIterations = runOptions.maxIterations ?? step.maxIterations;
+    const interrupter: InterruptionPolicy = {
+      shouldInterrupt: async (iterations) => {
+        if (!runOptions.interruptible) return null;
+        if (maxIterations !== null && iterations >= maxIterations) return 'maxIterations';
+        if (step.maxRuntimeMs !== null && Date.now() - startedAt >= step.maxRuntimeMs) return 'maxRuntime';
+        if (this.shutdown.requested) return 'shutdown';
+        const row = await manager.findOne(WorkflowEntity, { where: { id: workflow.id }, select: { id: true, state: true } });
+        return row && (row.state === 'paused' || row.state === 'canceled') ? `workflow ${row.state}` : null;
+      },
+    };
+    const writeCursor = async (cursor: unknown) => {
+      this.checkCursorSize(cursor, step.name);
+      await manager.update(StepExecutionEntity, { id: execution.id }, { cursor: cursor as object, updatedAt: new Date() });
+      execution.cursor = cursor;
+    };
+    return new IterableStepImpl(execution.cursor, execution.continuesFromId !== null, writeCursor, interrupter);
   }
+
+  private checkCursorSize(cursor: unknown, stepName: string): void {
+    const limit = this.options.maxCursorSize;
+    if (limit === null) return;
+    const bytes = Buffer.byteLength(JSON.stringify(cursorTransformer.to(cursor)) ?? 'null', 'utf8');
+    if (bytes > limit) {
+      throw new CursorTooLargeError(
+        `The cursor of step '${stepName}' is ${bytes} bytes of JSON, over maxCursorSize (${limit}). ` +
+          'Keep cursors small (an id or an offset), or raise maxCursorSize.',
+      );
+    }
+  }
+}
+
+function resultOf(ctx: StepContextImpl<unknown>, interruption: StepInterruption | null, error: Error | null): StepResult {
+  if (ctx.request) return { kind: 'flow', request: ctx.request, swallowedError: error };
+  if (interruption) return { kind: 'interrupted', reason: interruption.reason, waitMs: interruption.waitMs };
+  if (error) return { kind: 'error', error };
+  return { kind: 'completed' };
 }

@@ -86,6 +86,27 @@ export class WorkflowScheduler {
   }
 
   /**
+   * The next execution of a resumable chain: same step, the predecessor's cursor (unless
+   * rewound) and signal pin, linked by `continues_from_id`.
+   */
+  createSuccessor(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    step: StepDefinition,
+    predecessor: StepExecutionEntity,
+    waitMs: number | null,
+    options: { rewind?: boolean; metadata?: Record<string, unknown> } = {},
+  ): Promise<StepExecutionEntity> {
+    return this.createExecution(uow, workflow, definition, step, waitMs, {
+      cursor: options.rewind ? null : predecessor.cursor,
+      continuesFromId: predecessor.id,
+      signalId: predecessor.signalId,
+      metadata: options.metadata ?? null,
+    });
+  }
+
+  /**
    * Enqueues an existing scheduled execution again (operator resume, recovery) under a fresh job
    * id, keeping its `scheduled_for`: a future time is a delay, an overdue one runs now.
    */

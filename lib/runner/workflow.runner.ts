@@ -6,6 +6,7 @@ import { ErrorReportingService } from '../observability/error-reporting.service'
 import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
 import { WorkflowStore } from '../persistence/workflow.store';
 import { asError } from './execution-transitions';
+import type { RunOptions } from './prepared-step.interface';
 import { StepContextImpl } from './step-context';
 import { StepFinalizer, type ExceptionPhase, type FinalizeOutcome } from './step-finalizer';
 import { StepInvoker } from './step-invoker';
@@ -38,7 +39,15 @@ export class WorkflowRunner {
    * unknown id is retried for up to 500 ms (a job may arrive before its row commits). Rejects with
    * the step's exception after the state change has committed.
    */
-  async performStep(stepExecutionId: string): Promise<void> {
+  performStep(stepExecutionId: string): Promise<void> {
+    return this.runExecution(stepExecutionId, { interruptible: true, maxIterations: null });
+  }
+
+  /**
+   * `performStep` with run options (the test helpers run resumable steps non-interruptibly or
+   * for a number of iterations). Internal.
+   */
+  async runExecution(stepExecutionId: string, runOptions: RunOptions): Promise<void> {
     await this.readiness.ready;
     const found = await this.findWithRetry(stepExecutionId);
     if (!found) {
@@ -59,7 +68,7 @@ export class WorkflowRunner {
       if (preparation.raise) throw preparation.raise;
       return;
     }
-    const run = await this.invoker.invoke(preparation.prepared);
+    const run = await this.invoker.invoke(preparation.prepared, runOptions);
     const outcome = await this.database.transaction((uow) =>
       this.finalizer.finalize(uow, preparation.prepared, run),
     );

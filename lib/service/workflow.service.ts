@@ -198,10 +198,34 @@ export class WorkflowService {
         );
       }
       await this.store.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null, currentStepName: null });
-      await this.scheduler.createExecution(uow, locked, definition, step, null, {
-        metadata: { reattemptCountReset: true },
-      });
+      const interrupted = step.kind === 'resumable' ? await this.resumableToContinue(uow, locked.id, step.name) : null;
+      if (interrupted) {
+        await this.scheduler.createSuccessor(uow, locked, definition, step, interrupted, null, {
+          metadata: { reattemptCountReset: true },
+        });
+      } else {
+        await this.scheduler.createExecution(uow, locked, definition, step, null, {
+          metadata: { reattemptCountReset: true },
+        });
+      }
     });
+  }
+
+  /**
+   * The newest execution of a resumable step that stopped mid-chain (paused mid-iteration, or
+   * failed after a checkpoint) and has no successor yet: `resume()` continues from its cursor.
+   */
+  private async resumableToContinue(
+    uow: UnitOfWork,
+    workflowId: string,
+    stepName: string,
+  ): Promise<StepExecutionEntity | null> {
+    const [latest] = await this.store.executionsOfStep(uow.manager, workflowId, stepName);
+    if (!latest) return null;
+    const stopped = latest.outcome === 'workflow_paused' || (latest.state === 'failed' && latest.cursor !== null);
+    if (!stopped) return null;
+    const successor = await uow.manager.findOne(StepExecutionEntity, { where: { continuesFromId: latest.id } });
+    return successor ? null : latest;
   }
 
   /** Resumes a paused workflow at the given step; resolves to the new execution. */

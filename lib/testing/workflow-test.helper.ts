@@ -25,11 +25,12 @@ import { InMemoryStepJobQueue } from './in-memory-step-job.queue';
 const STOPPED: readonly WorkflowState[] = ['finished', 'canceled', 'paused'];
 
 /**
- * How a helper runs an execution. Resumable steps honor this once the runner takes an
- * interruptibility switch; plain steps run the same either way.
+ * How a helper runs an execution: resumable steps run to the end when not interruptible, or stop
+ * after `maxIterations` checkpoints; plain steps run the same either way.
  */
 interface RunMode {
   interruptible: boolean;
+  maxIterations?: number;
 }
 
 /**
@@ -171,10 +172,8 @@ export class WorkflowTestHelper {
           `${step ? 'a plain @Step' : 'not defined'}. Use performNextStep() for plain steps.`,
       );
     }
-    throw new Error(
-      `runIterations(count: ${count}) cannot run '${current.stepName}' yet: this version's WorkflowRunner has no ` +
-        'iteration-limit override. Use speedrunCurrentStep() to run the resumable step to the end.',
-    );
+    await this.perform(current.id, { interruptible: true, maxIterations: count });
+    return this.reloadExecution(current.id);
   }
 
   /** Every job recorded by the in-process queue since boot, oldest first. */
@@ -303,8 +302,11 @@ export class WorkflowTestHelper {
   }
 
   /** The one place helpers hand an execution to the runner. */
-  private perform(executionId: string, _mode: RunMode): Promise<void> {
-    return this.runner.performStep(executionId);
+  private perform(executionId: string, mode: RunMode): Promise<void> {
+    return this.runner.runExecution(executionId, {
+      interruptible: mode.interruptible,
+      maxIterations: mode.maxIterations ?? null,
+    });
   }
 
   /**

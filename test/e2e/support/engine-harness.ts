@@ -21,6 +21,8 @@ export interface EngineHarnessOptions {
   providers?: Provider[];
   options?: GenevaDriveModuleOptions;
   imports?: Array<Type<unknown>>;
+  /** Boot on an existing schema and BullMQ prefix (a restart of the same deployment). */
+  reuse?: { schema: string; prefix: string };
 }
 
 /**
@@ -37,8 +39,8 @@ export class EngineHarness {
   ) {}
 
   static async boot(options: EngineHarnessOptions): Promise<EngineHarness> {
-    const schema = await createSchema();
-    const prefix = `gd-test-${randomBytes(4).toString('hex')}`;
+    const schema = options.reuse?.schema ?? (await createSchema());
+    const prefix = options.reuse?.prefix ?? `gd-test-${randomBytes(4).toString('hex')}`;
     const moduleRef = await Test.createTestingModule({
       imports: [
         TypeOrmModule.forRoot(dataSourceOptions(schema, options.entities)),
@@ -75,13 +77,13 @@ export class EngineHarness {
   /** Polls the workflow until `predicate` holds (BullMQ runs steps in the background). */
   async waitForWorkflow(
     id: string,
-    predicate: (workflow: WorkflowEntity) => boolean,
+    predicate: (workflow: WorkflowEntity) => boolean | Promise<boolean>,
     timeoutMs = 10_000,
   ): Promise<WorkflowEntity> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const workflow = await this.service.find(id);
-      if (workflow && predicate(workflow)) return workflow;
+      if (workflow && (await predicate(workflow))) return workflow;
       if (Date.now() > deadline) {
         throw new Error(`Timed out waiting for workflow ${id}; last seen: ${JSON.stringify(workflow)}`);
       }
@@ -105,6 +107,13 @@ export class EngineHarness {
       this.queues.set(name, queue);
     }
     return queue;
+  }
+
+  /** Closes the app only (SIGTERM of one process); the schema and queues stay. */
+  async closeApp(): Promise<void> {
+    await this.app.close();
+    for (const queue of this.queues.values()) await queue.close();
+    this.queues.clear();
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,131 @@
+import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { parseDuration } from '../common/duration';
+import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import type { IterableStep, IterateOverRecordsOptions } from '../interfaces/iterable-step.interface';
+import type { Duration } from '../interfaces/states.interface';
+import type { InterruptionPolicy } from './interruption-policy';
+import { StepInterruption } from './step-interruption';
+
+const RECORDS_PAGE_SIZE = 100;
+
+/** Persists the cursor of the running execution (one UPDATE, size-checked). */
+export type CursorWriter = (cursor: unknown) => Promise<void>;
+
+/** The `IterableStep` a `@ResumableStep` method receives. */
+export class IterableStepImpl<C = unknown> implements IterableStep<C> {
+  private current: C | null;
+  private checkpoints = 0;
+  private interruption: StepInterruption | null = null;
+
+  constructor(
+    cursor: C | null,
+    readonly resumed: boolean,
+    private readonly writeCursor: CursorWriter,
+    private readonly interrupter: InterruptionPolicy,
+  ) {
+    this.current = cursor;
+  }
+
+  get cursor(): C | null {
+    return this.current;
+  }
+
+  get iterations(): number {
+    return this.checkpoints;
+  }
+
+  /** The interruption this step was stopped with, if any (honored even when swallowed). */
+  get interrupted(): StepInterruption | null {
+    return this.interruption;
+  }
+
+  async set(value: C): Promise<void> {
+    this.current = value;
+    await this.checkpoint();
+  }
+
+  async advance(): Promise<void> {
+    const value = this.current ?? 0;
+    if (!Number.isInteger(value)) {
+      throw new InvalidArgumentError(`advance() needs an integer cursor, but the cursor is ${JSON.stringify(value)}; use set() instead.`);
+    }
+    await this.set(((value as number) + 1) as C);
+  }
+
+  async checkpoint(): Promise<void> {
+    this.checkpoints += 1;
+    await this.writeCursor(this.current);
+    const reason = await this.interrupter.shouldInterrupt(this.checkpoints);
+    if (reason) this.stop(new StepInterruption(reason, null));
+  }
+
+  async skipTo(value: C, options: { wait?: Duration } = {}): Promise<never> {
+    const waitMs = options.wait === undefined ? null : parseDuration(options.wait, 'skipTo wait');
+    this.current = value;
+    await this.writeCursor(value);
+    return this.stop(new StepInterruption('skipTo', waitMs));
+  }
+
+  async iterateOver<T>(items: Iterable<T>, fn: (item: T) => unknown): Promise<void> {
+    if (items === null || typeof (items as Partial<Iterable<T>>)[Symbol.iterator] !== 'function') {
+      throw new InvalidArgumentError('iterateOver() needs an iterable (an array, a Set, a generator...).');
+    }
+    const start = (this.current as number | null) ?? 0;
+    let index = 0;
+    for (const item of items) {
+      if (index >= start) {
+        await fn(item);
+        await this.set((index + 1) as C);
+      }
+      index += 1;
+    }
+  }
+
+  async iterateOverRecords<E extends ObjectLiteral>(
+    queryBuilder: SelectQueryBuilder<E>,
+    fn: (record: E) => unknown,
+    options: IterateOverRecordsOptions = {},
+  ): Promise<void> {
+    const column = options.cursorColumn ?? 'id';
+    for (;;) {
+      const page = await this.page(queryBuilder, column, RECORDS_PAGE_SIZE);
+      for (const record of page) {
+        await fn(record);
+        await this.set(record[column] as C);
+      }
+      if (page.length < RECORDS_PAGE_SIZE) return;
+    }
+  }
+
+  async iterateOverBatches<E extends ObjectLiteral>(
+    queryBuilder: SelectQueryBuilder<E>,
+    options: { batchSize: number; cursorColumn?: string },
+    fn: (batch: E[]) => unknown,
+  ): Promise<void> {
+    const { batchSize } = options;
+    if (!Number.isInteger(batchSize) || batchSize <= 0) {
+      throw new InvalidArgumentError(`iterateOverBatches() needs a positive integer batchSize, got ${String(batchSize)}.`);
+    }
+    const column = options.cursorColumn ?? 'id';
+    for (;;) {
+      const batch = await this.page(queryBuilder, column, batchSize);
+      if (batch.length === 0) return;
+      await fn(batch);
+      await this.set(batch[batch.length - 1][column] as C);
+      if (batch.length < batchSize) return;
+    }
+  }
+
+  /** Keyset pagination: `column > cursor ORDER BY column LIMIT size` (never OFFSET). */
+  private page<E extends ObjectLiteral>(queryBuilder: SelectQueryBuilder<E>, column: string, size: number): Promise<E[]> {
+    const query = queryBuilder.clone();
+    const path = `${query.alias}.${column}`;
+    if (this.current !== null) query.andWhere(`${path} > :genevaDriveCursor`, { genevaDriveCursor: this.current });
+    return query.orderBy(path, 'ASC').limit(size).getMany();
+  }
+
+  private stop(interruption: StepInterruption): never {
+    this.interruption ??= interruption;
+    throw interruption;
+  }
+}
