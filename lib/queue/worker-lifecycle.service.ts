@@ -4,7 +4,9 @@ import type { Worker } from 'bullmq';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { ShutdownSignal } from '../resumable/shutdown.signal';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { StepProcessor } from './step.processor';
+import { unconsumedQueues } from './unconsumed-queues';
 
 /**
  * Starts the library's BullMQ workers at bootstrap (they are created with `autorun: false`, so
@@ -18,11 +20,13 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly shutdown: ShutdownSignal,
+    private readonly registry: WorkflowRegistry,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
   onApplicationBootstrap(): void {
     if (!this.options.worker) return;
+    this.warnAboutUnconsumedQueues();
     for (const worker of this.workers()) {
       worker.run().catch((error: unknown) => {
         this.logger.error(`BullMQ worker for queue '${worker.name}' stopped: ${String(error)}`);
@@ -34,6 +38,18 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     // Resumable steps stop at their next checkpoint; a successor continues after the restart.
     this.shutdown.raise();
     await Promise.all(this.workers().map((worker) => worker.close()));
+  }
+
+  /** A step routed to a queue no worker here consumes would wait forever unless another process does. */
+  private warnAboutUnconsumedQueues(): void {
+    const consumed = Object.keys(this.options.queues);
+    const missing = unconsumedQueues(this.registry.all(), consumed, this.options.defaultQueue);
+    for (const [queue, steps] of missing) {
+      (this.options.logger ?? this.logger).warn(
+        `Queue '${queue}' is used by ${steps.join(', ')} but this process consumes only ${consumed.join(', ') || 'no queue'}. ` +
+          `Add it to the module's queues option here, or make sure another process consumes it.`,
+      );
+    }
   }
 
   private workers(): Worker[] {

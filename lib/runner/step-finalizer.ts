@@ -120,7 +120,12 @@ export class StepFinalizer {
     const info = { exception: exceptionInfo(error) };
 
     if (phase === 'prepare') {
-      await this.setExecution(uow, rows, { ...terminalTransition('failed', 'failed'), ...errorColumns(error) }, info);
+      // The row stays failed/failed; the reason makes a reattempt count toward maxReattempts.
+      const reason = decision.action === 'reattempt' ? { reattemptReason: 'exception_policy' } : {};
+      await this.setExecution(uow, rows, { ...terminalTransition('failed', 'failed'), ...errorColumns(error) }, {
+        ...info,
+        ...reason,
+      });
       await this.applyDecisionToWorkflow(uow, rows, decision);
     } else if (decision.action === 'reattempt') {
       const reattemptReason = phase === 'body' ? 'exception_policy' : 'precondition';

@@ -190,6 +190,22 @@ describe('boot-time validation', () => {
     expect((error as Error).message).toMatch(/prefix/);
   });
 
+  it('a step routed to a queue this process does not consume is reported at boot', async () => {
+    @Workflow()
+    class Routed {
+      @Step({ jobOptions: { queue: 'reports' } }) build() {}
+    }
+    const warnings: string[] = [];
+    const logger = { log: () => undefined, error: () => undefined, warn: (m: string) => void warnings.push(m) };
+    await boot(
+      [Routed],
+      GenevaDriveModule.forRoot({ prefix: `gd-boot-${Date.now()}`, housekeeping: { enabled: false }, logger }),
+    );
+    expect(warnings).toEqual([
+      "Queue 'reports' is used by Routed.build but this process consumes only geneva-drive. Add it to the module's queues option here, or make sure another process consumes it.",
+    ]);
+  });
+
   it('forRootAsync resolves options from a factory with injected dependencies', async () => {
     await expect(
       boot(

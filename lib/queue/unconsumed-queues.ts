@@ -1,0 +1,22 @@
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+
+/**
+ * Queues that some step is routed to (class or step job options, or the default queue) but that
+ * this process does not consume, with the steps routed there. Instance options are per workflow
+ * row and cannot be known at boot.
+ */
+export function unconsumedQueues(
+  definitions: readonly WorkflowDefinition[],
+  consumed: readonly string[],
+  defaultQueue: string,
+): Map<string, string[]> {
+  const missing = new Map<string, string[]>();
+  for (const definition of definitions) {
+    for (const step of definition.steps.runnable) {
+      const queue = step.jobOptions.queue ?? definition.stepJobOptions.queue ?? defaultQueue;
+      if (consumed.includes(queue)) continue;
+      missing.set(queue, [...(missing.get(queue) ?? []), `${definition.name}.${step.name}`]);
+    }
+  }
+  return missing;
+}
