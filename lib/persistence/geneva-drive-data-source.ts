@@ -12,6 +12,7 @@ import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.int
 import { AfterCommitSubscriber } from '../queue/after-commit.subscriber';
 import { JobDispatcher } from '../queue/job-dispatcher';
 import { AsyncMutex } from './async-mutex';
+import { applyColumnVisibility, detectSchemaFeatures, type SchemaFeatures } from './schema-features';
 import { databaseFamily, type DatabaseFamily } from './sql-dialect';
 import { UnitOfWork } from './unit-of-work';
 
@@ -25,6 +26,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
   private source: DataSource | null = null;
   private familyName: DatabaseFamily = 'postgres';
   private readonly sqliteMutex = new AsyncMutex();
+  private schemaFeatures: SchemaFeatures = { resumable: true, signals: true };
 
   constructor(
     private readonly moduleRef: ModuleRef,
@@ -32,7 +34,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const token = getDataSourceToken(this.options.dataSource);
     let dataSource: DataSource;
     try {
@@ -53,6 +55,22 @@ export class GenevaDriveDataSource implements OnModuleInit {
     this.familyName = databaseFamily(dataSource);
     dataSource.subscribers.push(new AfterCommitSubscriber(this.dispatcher));
     this.source = dataSource;
+    await this.refreshSchemaFeatures();
+  }
+
+  /** Which optional migrations have run, as last checked. */
+  get features(): SchemaFeatures {
+    return this.schemaFeatures;
+  }
+
+  /**
+   * Checks the optional columns again (a migration may have run since boot) and maps them in or
+   * out of every read and write accordingly.
+   */
+  async refreshSchemaFeatures(): Promise<SchemaFeatures> {
+    this.schemaFeatures = await detectSchemaFeatures(this.dataSource);
+    applyColumnVisibility(this.dataSource, this.schemaFeatures);
+    return this.schemaFeatures;
   }
 
   get dataSource(): DataSource {

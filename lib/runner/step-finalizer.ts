@@ -5,6 +5,7 @@ import type { WorkflowDefinition } from '../discovery/workflow-definition.interf
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { ErrorReportContext } from '../interfaces/module-options.interface';
+import type { StepExecutionState, WorkflowState } from '../interfaces/states.interface';
 import type { TaggedLogger } from '../observability/tagged-logger';
 import type { UnitOfWork } from '../persistence/unit-of-work';
 import { WorkflowStore } from '../persistence/workflow.store';
@@ -25,6 +26,8 @@ export interface FinalizeOutcome {
   raise: Error | null;
   /** Passed to `errorReporter`. */
   report: { error: Error; context: ErrorReportContext } | null;
+  /** Set by `finalize()`: the states it left (for the `geneva-drive:finalize` diagnostics event). */
+  states?: { workflowState: WorkflowState; stepState: StepExecutionState };
 }
 
 /** The state of the locked rows a transition works on. */
@@ -56,7 +59,7 @@ export class StepFinalizer {
     const execution = await this.store.lockExecution(uow, prepared.execution.id);
     if (!workflow || !execution || execution.state !== 'in_progress') {
       prepared.logger.warn(`Execution is no longer in progress (${execution?.state ?? 'deleted'}); not finalizing`);
-      return none;
+      return workflow && execution ? { ...none, states: { workflowState: workflow.state, stepState: execution.state } } : none;
     }
     const userMetadata = run.ctx.userMetadataValues;
     if (Object.keys(userMetadata).length > 0) {
@@ -67,7 +70,7 @@ export class StepFinalizer {
     if (workflow.state !== 'performing' && workflow.state !== 'paused') {
       await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
       await this.store.updateWorkflow(uow, workflow, { currentStepName: null });
-      return none;
+      return { ...none, states: { workflowState: workflow.state, stepState: execution.state } };
     }
     const { result } = run;
     let outcome = none;
@@ -88,7 +91,7 @@ export class StepFinalizer {
       outcome = await this.applyException(uow, rows, result.error, 'body', run.ctx);
     }
     if (workflow.currentStepName !== null) await this.store.updateWorkflow(uow, workflow, { currentStepName: null });
-    return outcome;
+    return { ...outcome, states: { workflowState: workflow.state, stepState: execution.state } };
   }
 
   /**

@@ -6,11 +6,14 @@ import type { SignalEntity } from '../entities/signal.entity';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import { StepConfigurationError } from '../errors/step-configuration.error';
+import { MissingMigrationError } from '../errors/missing-migration.error';
 import { StepNotDefinedError } from '../errors/step-not-defined.error';
 import type { WorkflowContext } from '../interfaces/workflow-context.interface';
+import { publishPrecondition } from '../observability/diagnostics';
 import { TaggedLogger } from '../observability/tagged-logger';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
 import type { UnitOfWork } from '../persistence/unit-of-work';
 import { WorkflowStore } from '../persistence/workflow.store';
 import { errorColumns, terminalTransition } from './execution-transitions';
@@ -44,6 +47,7 @@ export class StepPreparer {
     private readonly scheduler: WorkflowScheduler,
     private readonly heroes: HeroResolver,
     private readonly rendezvous: SignalRendezvous,
+    private readonly database: GenevaDriveDataSource,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {
     this.baseLogger = new Logger('GenevaDrive');
@@ -108,7 +112,17 @@ export class StepPreparer {
       return { kind: 'stop', raise: null };
     }
 
-    const verdict = await this.checkPreconditions(definition, step, { workflow, hero });
+    const missing = await this.missingMigration(definition, step);
+    if (missing) {
+      await this.failAndPause(uow, workflow, execution, missing);
+      return { kind: 'stop', raise: missing };
+    }
+
+    const verdict = await this.checkPreconditions(definition, step, { workflow, hero }).catch((failure: unknown) => {
+      publishPrecondition({ workflow, execution, step }, 'exception', (failure as PreconditionFailure).error);
+      throw failure;
+    });
+    publishPrecondition({ workflow, execution, step }, verdict);
     if (verdict === 'cancel') {
       await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
       await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
@@ -163,6 +177,22 @@ export class StepPreparer {
     } catch (error) {
       throw new PreconditionFailure(error);
     }
+  }
+
+  /** A resumable or `waitFor` step whose migration has not run (checked again before failing). */
+  private async missingMigration(
+    definition: WorkflowDefinition,
+    step: StepDefinition,
+  ): Promise<MissingMigrationError | null> {
+    const needs = step.kind === 'resumable' ? 'resumable' : step.waitFor ? 'signals' : null;
+    if (!needs || this.database.features[needs]) return null;
+    if ((await this.database.refreshSchemaFeatures())[needs]) return null;
+    const feature = needs === 'resumable' ? 'is a @ResumableStep' : 'uses waitFor';
+    const migration = needs === 'resumable' ? 'resumable-steps' : 'signals';
+    return new MissingMigrationError(
+      `Step '${step.name}' of ${definition.name} ${feature}, but the ${migration} migration has not run: ` +
+        'add GENEVA_DRIVE_MIGRATIONS to your DataSource migrations and run them, then resume the workflow.',
+    );
   }
 
   /** A matcher that throws at the gate is handled like a precondition exception. */

@@ -3,6 +3,7 @@ import { isUuid } from '../common/uuid';
 import { ReadinessWatcher } from '../discovery/readiness.watcher';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { ErrorReportingService } from '../observability/error-reporting.service';
+import { publishFinalize, publishStep } from '../observability/diagnostics';
 import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
 import { WorkflowStore } from '../persistence/workflow.store';
 import { asError } from './execution-transitions';
@@ -69,9 +70,11 @@ export class WorkflowRunner {
       return;
     }
     const run = await this.invoker.invoke(preparation.prepared, runOptions);
+    publishStep(preparation.prepared, run.result);
     const outcome = await this.database.transaction((uow) =>
       this.finalizer.finalize(uow, preparation.prepared, run),
     );
+    publishFinalize(preparation.prepared, outcome.states);
     return this.settle(outcome);
   }
 

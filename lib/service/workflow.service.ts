@@ -220,6 +220,7 @@ export class WorkflowService {
     workflowId: string,
     stepName: string,
   ): Promise<StepExecutionEntity | null> {
+    if (!this.database.features.resumable) return null;
     const [latest] = await this.store.executionsOfStep(uow.manager, workflowId, stepName);
     if (!latest) return null;
     const stopped = latest.outcome === 'workflow_paused' || (latest.state === 'failed' && latest.cursor !== null);
@@ -314,6 +315,7 @@ export class WorkflowService {
   /** Every signal delivered to the workflow, oldest first. */
   async signals(workflow: WorkflowLike): Promise<SignalEntity[]> {
     const id = await this.existingId(workflow);
+    await this.signalSender.requireSignalsMigration();
     return this.database.manager.find(SignalEntity, {
       where: { workflowId: id },
       order: { createdAt: 'ASC', id: 'ASC' },

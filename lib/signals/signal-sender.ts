@@ -3,6 +3,7 @@ import { isUuid } from '../common/uuid';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import type { SignalEntity } from '../entities/signal.entity';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { MissingMigrationError } from '../errors/missing-migration.error';
 import { SignalPayloadTooLargeError } from '../errors/signal-payload-too-large.error';
 import { WorkflowNotFoundError } from '../errors/workflow-not-found.error';
 import { WorkflowNotOngoingError } from '../errors/workflow-not-ongoing.error';
@@ -36,6 +37,7 @@ export class SignalSender {
 
   async send(workflowId: string, name: string, opts: SignalOptions = {}): Promise<SignalEntity> {
     const { payload, idempotencyKey } = this.validate(name, opts);
+    await this.requireSignalsMigration();
     if (!isUuid(workflowId)) throw new WorkflowNotFoundError(`No workflow with id '${workflowId}'.`);
     return this.database.transaction(async (uow) => {
       const workflow = await this.store.lockWorkflow(uow, workflowId);
@@ -63,6 +65,14 @@ export class SignalSender {
       await this.rendezvous.wakeMatching(uow, workflow, definition, signal, { workflow, hero });
       return signal;
     }, opts.manager);
+  }
+
+  /** Signals need their table; the check is cached and repeated only while it fails. */
+  async requireSignalsMigration(): Promise<void> {
+    if (this.database.features.signals || (await this.database.refreshSchemaFeatures()).signals) return;
+    throw new MissingMigrationError(
+      'Signals need the signals migration, which has not run: add GENEVA_DRIVE_MIGRATIONS to your DataSource migrations and run them.',
+    );
   }
 
   private validate(name: string, opts: SignalOptions): { payload: unknown; idempotencyKey: string | null } {

@@ -30,12 +30,16 @@ export async function dropSchema(schema: string): Promise<void> {
 }
 
 /** DataSource options for the engine's tables (migrations run on init) plus extra entities. */
-export function dataSourceOptions(schema: string, entities: Function[] = []): DataSourceOptions {
+export function dataSourceOptions(
+  schema: string,
+  entities: Function[] = [],
+  migrations: DataSourceOptions['migrations'] = GENEVA_DRIVE_MIGRATIONS,
+): DataSourceOptions {
   return {
     ...postgresConnection,
     schema,
     entities: [...GENEVA_DRIVE_ENTITIES, ...entities],
-    migrations: GENEVA_DRIVE_MIGRATIONS,
+    migrations,
     migrationsRun: true,
     synchronize: true,
     extra: { max: 30 },

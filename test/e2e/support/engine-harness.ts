@@ -3,7 +3,7 @@ import type { INestApplication, Provider, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
-import type { DataSource } from 'typeorm';
+import type { DataSource, MigrationInterface } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import {
   GenevaDriveModule,
@@ -21,6 +21,8 @@ export interface EngineHarnessOptions {
   providers?: Provider[];
   options?: GenevaDriveModuleOptions;
   imports?: Array<Type<unknown>>;
+  /** Migrations to run (default: all of GENEVA_DRIVE_MIGRATIONS). */
+  migrations?: Array<new () => MigrationInterface>;
   /** Boot on an existing schema and BullMQ prefix (a restart of the same deployment). */
   reuse?: { schema: string; prefix: string };
 }
@@ -43,7 +45,7 @@ export class EngineHarness {
     const prefix = options.reuse?.prefix ?? `gd-test-${randomBytes(4).toString('hex')}`;
     const moduleRef = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot(dataSourceOptions(schema, options.entities)),
+        TypeOrmModule.forRoot(dataSourceOptions(schema, options.entities, options.migrations)),
         GenevaDriveModule.forRoot({
           prefix,
           housekeeping: { enabled: false },

@@ -1,0 +1,47 @@
+import type { DataSource } from 'typeorm';
+import { StepExecutionEntity } from '../entities/step-execution.entity';
+
+/** Which optional migrations have run (code may be deployed before its migration). */
+export interface SchemaFeatures {
+  /** `cursor` and `continues_from_id` exist (the resumable-steps migration). */
+  resumable: boolean;
+  /** The signals table, `signal_id` and `waiting_since` exist (the signals migration). */
+  signals: boolean;
+}
+
+const RESUMABLE_COLUMNS = ['cursor', 'continues_from_id'];
+const SIGNAL_COLUMNS = ['signal_id', 'waiting_since'];
+
+/** Looks the optional columns and table up in the database. */
+export async function detectSchemaFeatures(dataSource: DataSource): Promise<SchemaFeatures> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    const table = await runner.getTable(dataSource.getMetadata(StepExecutionEntity).tablePath);
+    const has = (name: string) => table?.columns.some((column) => column.name === name) ?? false;
+    const signalsTable = await runner.hasTable(dataSource.getMetadata('SignalEntity').tablePath);
+    return {
+      resumable: RESUMABLE_COLUMNS.every(has),
+      signals: signalsTable && SIGNAL_COLUMNS.every(has),
+    };
+  } finally {
+    await runner.release();
+  }
+}
+
+/**
+ * Hides the columns of a migration that has not run from every ordinary read and write, so
+ * everything else keeps working; shows them again once they exist.
+ */
+export function applyColumnVisibility(dataSource: DataSource, features: SchemaFeatures): void {
+  const metadata = dataSource.getMetadata(StepExecutionEntity);
+  for (const column of metadata.columns) {
+    const visible = RESUMABLE_COLUMNS.includes(column.databaseName)
+      ? features.resumable
+      : SIGNAL_COLUMNS.includes(column.databaseName)
+        ? features.signals
+        : true;
+    column.isSelect = visible;
+    column.isInsert = visible;
+    column.isUpdate = visible;
+  }
+}
