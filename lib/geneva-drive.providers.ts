@@ -3,6 +3,11 @@ import { ReadinessWatcher } from './discovery/readiness.watcher';
 import { WorkflowExplorer } from './discovery/workflow.explorer';
 import { WorkflowMetadataAccessor } from './discovery/workflow-metadata.accessor';
 import { WorkflowRegistry } from './discovery/workflow.registry';
+import { CompletedWorkflowCleaner } from './housekeeping/completed-workflow.cleaner';
+import { HousekeepingLock } from './housekeeping/housekeeping.lock';
+import { HousekeepingService } from './housekeeping/housekeeping.service';
+import { StuckExecutionRecoverer } from './housekeeping/stuck-execution.recoverer';
+import { WorkflowGauges } from './housekeeping/workflow-gauges';
 import { ErrorReportingService } from './observability/error-reporting.service';
 import { GenevaDriveDataSource } from './persistence/geneva-drive-data-source';
 import { WorkflowStore } from './persistence/workflow.store';
@@ -40,7 +45,12 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   StepFinalizer,
   WorkflowRunner,
   WorkflowService,
+  HousekeepingLock,
+  CompletedWorkflowCleaner,
+  StuckExecutionRecoverer,
+  WorkflowGauges,
+  HousekeepingService,
 ];
 
 /** What the library modules export to the app. */
-export const GENEVA_DRIVE_EXPORTS = [WorkflowService, WorkflowRunner];
+export const GENEVA_DRIVE_EXPORTS = [WorkflowService, WorkflowRunner, HousekeepingService];

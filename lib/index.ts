@@ -8,3 +8,10 @@ export { ExceptionPolicy } from './runner/exception-policy';
 export { SignalMatcher } from './signals/signal-matcher';
 export { WorkflowRunner } from './runner/workflow.runner';
 export { WorkflowService } from './service/workflow.service';
+export { HousekeepingService, HOUSEKEEPING_CRON_JOB_NAME } from './housekeeping/housekeeping.service';
+export {
+  GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
+  type GenevaDriveDiagnosticsEvent,
+  type PreconditionDiagnosticsOutcome,
+  type StepDiagnosticsOutcome,
+} from './observability/diagnostics';

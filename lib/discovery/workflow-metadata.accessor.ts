@@ -6,7 +6,7 @@ import type { WorkflowOptions } from '../interfaces/workflow-options.interface';
 /** The only reader of decorator metadata: knows the keys and how inheritance combines them. */
 @Injectable()
 export class WorkflowMetadataAccessor {
-  isWorkflow(target: Function): boolean {
+  isWorkflow(target: object): boolean {
     return Reflect.hasOwnMetadata(WORKFLOW_METADATA, target);
   }
 
@@ -30,13 +30,13 @@ export class WorkflowMetadataAccessor {
   /** Recorded steps, parents first, each class in declaration order. */
   getRecordedSteps(target: Type<object>): RecordedStep[] {
     return this.lineage(target).flatMap(
-      (cls) => (Reflect.getOwnMetadata(STEPS_METADATA, cls.prototype) as RecordedStep[] | undefined) ?? [],
+      (cls) => (Reflect.getOwnMetadata(STEPS_METADATA, cls.prototype as object) as RecordedStep[] | undefined) ?? [],
     );
   }
 
   getCancelIfMethods(target: Type<object>): string[] {
     return this.lineage(target).flatMap(
-      (cls) => (Reflect.getOwnMetadata(CANCEL_IF_METADATA, cls.prototype) as string[] | undefined) ?? [],
+      (cls) => (Reflect.getOwnMetadata(CANCEL_IF_METADATA, cls.prototype as object) as string[] | undefined) ?? [],
     );
   }
 

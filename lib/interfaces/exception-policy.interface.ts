@@ -17,6 +17,8 @@ export type BackoffStrategy = 'exponential' | 'polynomial' | ((attempt: number) 
 export interface DeclarativeExceptionPolicyOptions {
   matching?: ErrorMatcher | ErrorMatcher[];
   /** only with 'reattempt' */
+  // The contract's shape: a Duration string or one of the named strategies.
+  // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents
   wait?: Duration | BackoffStrategy;
   /** 0..1, only with a backoff strategy */
   jitter?: number;

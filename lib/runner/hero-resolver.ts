@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager, EntityMetadata } from 'typeorm';
+import type { EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { StepConfigurationError } from '../errors/step-configuration.error';
@@ -27,12 +27,14 @@ export class HeroResolver {
       );
     }
     const id: unknown = metadata.primaryColumns[0].getEntityValue(hero);
-    if (id === undefined || id === null || id === '') {
-      throw new InvalidArgumentError(
-        `The hero ${metadata.name} has no primary key value yet; save it before starting a workflow for it.`,
-      );
+    if (typeof id === 'number' || typeof id === 'bigint' || (typeof id === 'string' && id !== '')) {
+      return { heroType: metadata.name, heroId: String(id) };
     }
-    return { heroType: metadata.name, heroId: String(id) };
+    throw new InvalidArgumentError(
+      id === undefined || id === null || id === ''
+        ? `The hero ${metadata.name} has no primary key value yet; save it before starting a workflow for it.`
+        : `The hero ${metadata.name} has a primary key that is not a string or number; heroes need a scalar primary key.`,
+    );
   }
 
   /** Loads the hero, or null when its row is gone. Unknown `hero_type` throws. */
@@ -48,14 +50,14 @@ export class HeroResolver {
     return manager
       .createQueryBuilder(metadata.target, 'hero')
       .where(`hero.${primary.propertyPath} = :heroId`, { heroId })
-      .getOne() as Promise<object | null>;
+      .getOne();
   }
 
   private metadataOf(hero: object, definition?: WorkflowDefinition): EntityMetadata {
     const dataSource = this.database.dataSource;
-    const target = definition?.hero?.() ?? (hero as { constructor?: unknown }).constructor;
-    if (target && target !== Object && dataSource.hasMetadata(target as Function)) {
-      return dataSource.getMetadata(target as Function);
+    const target: EntityTarget<ObjectLiteral> | undefined = definition?.hero?.() ?? hero.constructor;
+    if (target && target !== Object && dataSource.hasMetadata(target)) {
+      return dataSource.getMetadata(target);
     }
     throw new InvalidArgumentError(
       'Cannot tell the hero\'s entity: pass an instance of a TypeORM entity class registered in the data source, or declare @Workflow({ hero: () => Entity }).',

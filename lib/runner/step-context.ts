@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { isDuration } from '../common/duration';
+import { formatValue, isDuration } from '../common/duration';
 import type { SignalEntity } from '../entities/signal.entity';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
@@ -90,7 +90,7 @@ export class StepContextImpl<Hero = unknown> implements StepContext<Hero> {
 function checkWait(wait: unknown, verb: string): void {
   if (wait !== undefined && !isDuration(wait)) {
     throw new InvalidArgumentError(
-      `ctx.${verb}({ wait }) takes a duration (ms or a string such as '30s'), but got ${String(wait)}.`,
+      `ctx.${verb}({ wait }) takes a duration (ms or a string such as '30s'), but got ${formatValue(wait)}.`,
     );
   }
 }

@@ -27,9 +27,16 @@ export type Preparation =
   | { kind: 'run'; prepared: PreparedStep }
   | { kind: 'stop'; raise: Error | null };
 
-/** An exception thrown by a `@CancelIf` method or `skipIf` (handled like a body exception). */
-export class PreconditionFailure {
-  constructor(readonly error: unknown) {}
+/**
+ * Wraps an exception thrown by a `@CancelIf` method, `skipIf` or a gate matcher, so the runner
+ * handles it like a body exception (reason `precondition`).
+ */
+export class PreconditionFailure extends Error {
+  override readonly name = 'PreconditionFailure';
+
+  constructor(readonly error: unknown) {
+    super('A precondition threw');
+  }
 }
 
 /**

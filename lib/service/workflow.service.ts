@@ -1,3 +1,4 @@
+import { workflowIdOf, workflowNotFound } from '../common/workflow-like';
 import { Injectable, Logger } from '@nestjs/common';
 import { In } from 'typeorm';
 import { isUuid } from '../common/uuid';
@@ -11,7 +12,6 @@ import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { InvalidStateError } from '../errors/invalid-state.error';
 import { StepNotDefinedError } from '../errors/step-not-defined.error';
 import { WorkflowAlreadyOngoingError } from '../errors/workflow-already-ongoing.error';
-import { WorkflowNotFoundError } from '../errors/workflow-not-found.error';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
 import type {
   ListFilter,
@@ -137,7 +137,7 @@ export class WorkflowService {
    * `(name, idempotencyKey)` returns the original row with `duplicateDelivery: true`.
    */
   async signal(workflow: WorkflowLike, name: string, opts: SignalOptions = {}): Promise<SignalEntity> {
-    return this.signalSender.send(workflowId(workflow), name, opts);
+    return this.signalSender.send(workflowIdOf(workflow), name, opts);
   }
 
   /** Pauses a ready workflow now, or a performing one at the step boundary. */
@@ -370,11 +370,11 @@ export class WorkflowService {
     workflow: WorkflowLike,
     verb: (uow: UnitOfWork, locked: WorkflowEntity, definition: WorkflowDefinition) => Promise<void>,
   ): Promise<WorkflowEntity> {
-    const id = workflowId(workflow);
-    if (!isUuid(id)) throw notFound(id);
+    const id = workflowIdOf(workflow);
+    if (!isUuid(id)) throw workflowNotFound(id);
     return this.database.transaction(async (uow) => {
       const locked = await this.store.lockWorkflow(uow, id);
-      if (!locked) throw notFound(id);
+      if (!locked) throw workflowNotFound(id);
       await verb(uow, locked, this.registry.resolve(locked.type));
       return locked;
     });
@@ -386,9 +386,9 @@ export class WorkflowService {
   }
 
   private async load(workflow: WorkflowLike): Promise<WorkflowEntity> {
-    const id = workflowId(workflow);
+    const id = workflowIdOf(workflow);
     const row = await this.find(id);
-    if (!row) throw notFound(id);
+    if (!row) throw workflowNotFound(id);
     return row;
   }
 
@@ -397,15 +397,6 @@ export class WorkflowService {
   }
 }
 
-function workflowId(workflow: WorkflowLike): string {
-  if (typeof workflow === 'string') return workflow;
-  if (typeof (workflow as Partial<WorkflowEntity> | null)?.id === 'string') return workflow.id;
-  throw new InvalidArgumentError('Expected a WorkflowEntity or a workflow id string.');
-}
-
-function notFound(id: string): WorkflowNotFoundError {
-  return new WorkflowNotFoundError(`No workflow with id '${id}'.`);
-}
 
 function runnableNames(definition: WorkflowDefinition): string {
   return definition.steps.runnable.map((step) => step.name).join(', ') || '(none)';

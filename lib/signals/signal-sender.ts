@@ -5,7 +5,7 @@ import type { SignalEntity } from '../entities/signal.entity';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { MissingMigrationError } from '../errors/missing-migration.error';
 import { SignalPayloadTooLargeError } from '../errors/signal-payload-too-large.error';
-import { WorkflowNotFoundError } from '../errors/workflow-not-found.error';
+import { workflowNotFound } from '../common/workflow-like';
 import { WorkflowNotOngoingError } from '../errors/workflow-not-ongoing.error';
 import type { SignalOptions } from '../interfaces/workflow-service.interface';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
@@ -38,10 +38,10 @@ export class SignalSender {
   async send(workflowId: string, name: string, opts: SignalOptions = {}): Promise<SignalEntity> {
     const { payload, idempotencyKey } = this.validate(name, opts);
     await this.requireSignalsMigration();
-    if (!isUuid(workflowId)) throw new WorkflowNotFoundError(`No workflow with id '${workflowId}'.`);
+    if (!isUuid(workflowId)) throw workflowNotFound(workflowId);
     return this.database.transaction(async (uow) => {
       const workflow = await this.store.lockWorkflow(uow, workflowId);
-      if (!workflow) throw new WorkflowNotFoundError(`No workflow with id '${workflowId}'.`);
+      if (!workflow) throw workflowNotFound(workflowId);
       if (idempotencyKey !== null) {
         const existing = await this.signals.findByKey(uow, workflow.id, name, idempotencyKey);
         if (existing) {

@@ -1,3 +1,4 @@
+import { workflowIdOf, workflowNotFound } from '../common/workflow-like';
 import { isDeepStrictEqual, inspect } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
@@ -6,7 +7,6 @@ import { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { StepNotDefinedError } from '../errors/step-not-defined.error';
-import { WorkflowNotFoundError } from '../errors/workflow-not-found.error';
 import type { SignalMatcherLike } from '../interfaces/signal-matcher.interface';
 import type {
   SignalState,
@@ -63,7 +63,7 @@ export class WorkflowTestHelper {
     opts: { maxSteps?: number } = {},
   ): Promise<WorkflowEntity> {
     const maxSteps = positiveInteger(opts.maxSteps ?? 100, 'speedrunWorkflow', 'maxSteps');
-    const id = workflowId(workflow);
+    const id = workflowIdOf(workflow);
     for (let executed = 0; ; executed++) {
       const row = await this.load(id);
       if (STOPPED.includes(row.state)) return row;
@@ -85,7 +85,7 @@ export class WorkflowTestHelper {
    * workflow has no current execution. Throws an `Error` containing "parked" on a parked one.
    */
   async performNextStep(workflow: WorkflowLike): Promise<StepExecutionEntity | null> {
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     const current = await this.runnableCurrent(row, 'performNextStep');
     if (!current) return null;
     await this.perform(current.id, { interruptible: true });
@@ -99,7 +99,7 @@ export class WorkflowTestHelper {
    * the available steps.
    */
   async performStepInline(workflow: WorkflowLike, stepName?: string): Promise<StepExecutionEntity> {
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     const definition = this.registry.resolve(row.type);
     const name = stepName ?? row.nextStepName;
     const step = name === null ? undefined : definition.steps.named(name);
@@ -112,7 +112,7 @@ export class WorkflowTestHelper {
     }
     const created = await this.database.transaction(async (uow) => {
       const locked = await this.store.lockWorkflow(uow, row.id);
-      if (!locked) throw notFound(row.id);
+      if (!locked) throw workflowNotFound(row.id);
       return this.scheduler.createExecution(uow, locked, definition, step, null);
     });
     await this.perform(created.id, { interruptible: false });
@@ -134,7 +134,7 @@ export class WorkflowTestHelper {
       'speedrunCurrentStep',
       'maxExecutions',
     );
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     const current = await this.runnableCurrent(row, 'speedrunCurrentStep');
     if (!current) return null;
     let execution: StepExecutionEntity = current;
@@ -162,7 +162,7 @@ export class WorkflowTestHelper {
     opts: { count: number },
   ): Promise<StepExecutionEntity> {
     const count = positiveInteger(opts?.count, 'runIterations', 'count');
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     const current = await this.runnableCurrent(row, 'runIterations');
     if (!current) throw new Error(`No current step execution to run on ${row.type} ${row.id}.`);
     const step = this.registry.findByName(row.type)?.steps.named(current.stepName);
@@ -183,7 +183,7 @@ export class WorkflowTestHelper {
 
   /** The workflow (reloaded) is in `state`. */
   async assertWorkflowState(workflow: WorkflowLike, state: WorkflowState): Promise<void> {
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     if (row.state !== state) {
       throw new Error(
         `Expected workflow ${row.type} ${row.id} to be '${state}', but it is '${row.state}'.`,
@@ -198,7 +198,7 @@ export class WorkflowTestHelper {
     opts: { state?: StepExecutionState } = {},
   ): Promise<void> {
     const state = opts.state ?? 'completed';
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     const executions = (await this.service.executionHistory(row.id)).filter(
       (e) => e.stepName === stepName,
     );
@@ -215,7 +215,7 @@ export class WorkflowTestHelper {
    * the signal of that name.
    */
   async assertWaitingForSignal(workflow: WorkflowLike, name?: string): Promise<void> {
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     const current = await this.service.currentExecution(row.id);
     const expected = name === undefined ? 'a signal' : `signal '${name}'`;
     if (current?.state !== 'waiting') {
@@ -239,7 +239,7 @@ export class WorkflowTestHelper {
 
   /** The most recent signal named `name` delivered to the workflow is in `state`. */
   async assertSignalState(workflow: WorkflowLike, name: string, state: SignalState): Promise<void> {
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     const latest = (await this.service.signals(row.id))
       .filter((signal) => signal.name === name)
       .at(-1);
@@ -258,7 +258,7 @@ export class WorkflowTestHelper {
 
   /** The current execution's cursor deep-equals `value`. */
   async assertCursor(workflow: WorkflowLike, value: unknown): Promise<void> {
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     const current = await this.service.currentExecution(row.id);
     if (!current) {
       throw new Error(
@@ -277,7 +277,7 @@ export class WorkflowTestHelper {
    * from it) and that successor is `scheduled`.
    */
   async assertStepHasSuccessor(workflow: WorkflowLike, stepName: string): Promise<void> {
-    const row = await this.load(workflowId(workflow));
+    const row = await this.load(workflowIdOf(workflow));
     const completed = (await this.service.executionHistory(row.id))
       .filter((e) => e.stepName === stepName && e.state === 'completed')
       .at(-1);
@@ -354,7 +354,7 @@ export class WorkflowTestHelper {
 
   private async load(id: string): Promise<WorkflowEntity> {
     const row = await this.service.find(id);
-    if (!row) throw notFound(id);
+    if (!row) throw workflowNotFound(id);
     return row;
   }
 
@@ -365,15 +365,6 @@ export class WorkflowTestHelper {
   }
 }
 
-function workflowId(workflow: WorkflowLike): string {
-  if (typeof workflow === 'string') return workflow;
-  if (typeof (workflow as Partial<WorkflowEntity> | null)?.id === 'string') return workflow.id;
-  throw new InvalidArgumentError('Expected a WorkflowEntity or a workflow id string.');
-}
-
-function notFound(id: string): WorkflowNotFoundError {
-  return new WorkflowNotFoundError(`No workflow with id '${id}'.`);
-}
 
 function positiveInteger(value: unknown, helper: string, option: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {

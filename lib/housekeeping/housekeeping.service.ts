@@ -1,0 +1,204 @@
+import {
+  Injectable,
+  Logger,
+  Optional,
+  type BeforeApplicationShutdown,
+  type LoggerService,
+  type OnApplicationBootstrap,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { CronJob } from 'cron';
+import { ReadinessWatcher } from '../discovery/readiness.watcher';
+import { ModuleOptionsError } from '../errors/module-options.error';
+import type { HousekeepingResult } from '../interfaces/workflow-service.interface';
+import { ErrorReportingService } from '../observability/error-reporting.service';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import { asError } from '../runner/execution-transitions';
+import { CompletedWorkflowCleaner } from './completed-workflow.cleaner';
+import { HousekeepingLock } from './housekeeping.lock';
+import { StuckExecutionRecoverer } from './stuck-execution.recoverer';
+import { WorkflowGauges } from './workflow-gauges';
+
+/** The name of the library's cron job in `SchedulerRegistry`. */
+export const HOUSEKEEPING_CRON_JOB_NAME = 'geneva-drive:housekeeping';
+
+/**
+ * Housekeeping (the gem's `HousekeepingJob`): deletes finished and canceled workflows older than
+ * `deleteCompletedWorkflowsAfter`, recovers executions stuck `in_progress` or `scheduled`, and
+ * reports the gauges to the `metrics` option.
+ *
+ * Scheduled from `housekeeping.cron` through the host app's `SchedulerRegistry` (import
+ * `ScheduleModule.forRoot()` once in the app; the library never imports it), registered at
+ * bootstrap and removed at shutdown. `run()` may also be called directly (a CLI task, a test;
+ * it works with `housekeeping.enabled: false` and in `GenevaDriveTestingModule`). Every run first
+ * takes a database-wide lock and does nothing when another process holds it, so a cluster does
+ * one run per tick.
+ */
+@Injectable()
+export class HousekeepingService implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly defaultLogger = new Logger('GenevaDrive');
+  private job: CronJob | null = null;
+  private readonly inFlight = new Set<Promise<HousekeepingResult>>();
+  private stopping = false;
+
+  constructor(
+    private readonly readiness: ReadinessWatcher,
+    private readonly database: GenevaDriveDataSource,
+    private readonly lock: HousekeepingLock,
+    private readonly cleaner: CompletedWorkflowCleaner,
+    private readonly recoverer: StuckExecutionRecoverer,
+    private readonly gauges: WorkflowGauges,
+    private readonly errors: ErrorReportingService,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+    @Optional() private readonly schedulerRegistry?: SchedulerRegistry,
+  ) {}
+
+  private get logger(): LoggerService {
+    return this.options.logger ?? this.defaultLogger;
+  }
+
+  /** Validates the schedule at boot: a registry must exist and the cron expression must parse. */
+  onModuleInit(): void {
+    const { enabled, cron } = this.options.housekeeping;
+    if (!enabled) return;
+    if (!this.schedulerRegistry) {
+      throw new ModuleOptionsError(
+        'GenevaDriveModule: housekeeping is enabled but no SchedulerRegistry is available. ' +
+          'Import ScheduleModule.forRoot() from @nestjs/schedule once in your root module, ' +
+          'or set housekeeping: { enabled: false } and call HousekeepingService.run() yourself.',
+      );
+    }
+    try {
+      this.job = CronJob.from({ cronTime: cron, onTick: () => this.tick(), start: false });
+    } catch (error) {
+      throw new ModuleOptionsError(
+        `GenevaDriveModule: housekeeping.cron '${cron}' is not a valid cron expression (${asError(error).message}).`,
+      );
+    }
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.job || !this.schedulerRegistry) return;
+    this.schedulerRegistry.addCronJob(HOUSEKEEPING_CRON_JOB_NAME, this.job);
+    this.job.start();
+  }
+
+  /** Removes the cron job and waits for a running pass (before TypeORM closes the DataSource). */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    if (this.job) {
+      if (this.schedulerRegistry?.doesExist('cron', HOUSEKEEPING_CRON_JOB_NAME)) {
+        this.schedulerRegistry.deleteCronJob(HOUSEKEEPING_CRON_JOB_NAME);
+      }
+      void this.job.stop();
+      this.job = null;
+    }
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * One housekeeping pass: cleanup, stuck-`in_progress` recovery, stuck-`scheduled` recovery,
+   * then the gauges. Resolves all zeros when another process holds the housekeeping lock. An
+   * error in one part is reported (`errorReporter`) and the next part still runs; a failing row
+   * is reported and skipped.
+   */
+  run(): Promise<HousekeepingResult> {
+    const pass = this.pass();
+    this.inFlight.add(pass);
+    const forget = () => this.inFlight.delete(pass);
+    pass.then(forget, forget);
+    return pass;
+  }
+
+  private tick(): void {
+    this.run().catch((error: unknown) => {
+      void this.errors.report(asError(error), noContext());
+    });
+  }
+
+  private async pass(): Promise<HousekeepingResult> {
+    await this.readiness.ready;
+    const result: HousekeepingResult = {
+      workflowsCleanedUp: 0,
+      stepExecutionsCleanedUp: 0,
+      signalsCleanedUp: 0,
+      stuckInProgressRecovered: 0,
+      stuckScheduledRecovered: 0,
+    };
+    const ran = await this.lock.tryWithLock(async () => {
+      const startedAt = Date.now();
+      const settings = this.options.housekeeping;
+      const ago = (ms: number) => new Date(startedAt - ms);
+      const shouldStop = () => this.stopping;
+      // A migration may have run since boot.
+      if (!this.database.features.signals || !this.database.features.resumable) {
+        await this.database.refreshSchemaFeatures();
+      }
+
+      if (settings.deleteCompletedWorkflowsAfterMs === null) {
+        this.logger.log('[Housekeeping] Cleanup skipped: deleteCompletedWorkflowsAfter is null');
+      } else {
+        const cutoff = ago(settings.deleteCompletedWorkflowsAfterMs);
+        await this.guard('cleanup', async () => {
+          const counts = await this.cleaner.clean(cutoff, settings.batchSize, shouldStop);
+          result.workflowsCleanedUp = counts.workflows;
+          result.stepExecutionsCleanedUp = counts.stepExecutions;
+          result.signalsCleanedUp = counts.signals;
+        });
+      }
+      const inProgressCutoff = ago(settings.stuckInProgressThresholdMs);
+      const scheduledCutoff = ago(settings.stuckScheduledThresholdMs);
+      await this.guard('stuck in_progress recovery', async () => {
+        result.stuckInProgressRecovered = await this.recoverer.recover(
+          'in_progress',
+          inProgressCutoff,
+          settings.batchSize,
+          shouldStop,
+        );
+      });
+      await this.guard('stuck scheduled recovery', async () => {
+        result.stuckScheduledRecovered = await this.recoverer.recover(
+          'scheduled',
+          scheduledCutoff,
+          settings.batchSize,
+          shouldStop,
+        );
+      });
+      const { metrics, waitingVisibilityThresholdMs } = this.options;
+      if (metrics) {
+        await this.guard('gauges', async () => {
+          const overdueCutoff = waitingVisibilityThresholdMs === null ? null : ago(waitingVisibilityThresholdMs);
+          for (const { name, value, tags } of await this.gauges.read(overdueCutoff)) {
+            if (tags) metrics.gauge(name, value, tags);
+            else metrics.gauge(name, value);
+          }
+        });
+      }
+      this.logger.log(`[Housekeeping] Completed: ${JSON.stringify(result)}`);
+      return true;
+    });
+    if (ran === null) {
+      this.logger.log('[Housekeeping] Skipped: another process holds the housekeeping lock');
+    }
+    return result;
+  }
+
+  /** Runs one part of a pass; its error is reported and the pass goes on. */
+  private async guard(part: string, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (thrown) {
+      const error = asError(thrown);
+      this.logger.error(`[Housekeeping] ${part} failed: ${error.message}`, error.stack);
+      await this.errors.report(error, noContext());
+    }
+  }
+}
+
+/** The error-report context of a failure that concerns no single workflow. */
+function noContext() {
+  return { workflowId: '', workflowClass: '', stepExecutionId: null, stepName: null, heroType: null, heroId: null };
+}

@@ -1,0 +1,241 @@
+import { Injectable, Logger, type LoggerService } from '@nestjs/common';
+import type { EntityManager, SelectQueryBuilder } from 'typeorm';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import { StepExecutionEntity } from '../entities/step-execution.entity';
+import { WorkflowEntity } from '../entities/workflow.entity';
+import { StepConfigurationError } from '../errors/step-configuration.error';
+import { StepNotDefinedError } from '../errors/step-not-defined.error';
+import type { ErrorReportContext } from '../interfaces/module-options.interface';
+import { ErrorReportingService } from '../observability/error-reporting.service';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import type { UnitOfWork } from '../persistence/unit-of-work';
+import { WorkflowStore } from '../persistence/workflow.store';
+import { asError, terminalTransition } from '../runner/execution-transitions';
+import { WorkflowScheduler } from '../runner/workflow-scheduler';
+
+/** The two kinds of stuck executions, named by the state they are stuck in. */
+export type StuckKind = 'in_progress' | 'scheduled';
+
+/** Where a keyset page starts: after this row in `(timestamp, id)` order. */
+export interface StuckPageStart {
+  at: Date;
+  id: string;
+}
+
+/** The column each kind is selected and ordered by (served by an index). */
+const FILTER_COLUMN = { in_progress: 'startedAt', scheduled: 'scheduledFor' } as const;
+
+const RUNNABLE_WORKFLOW_STATES = ['ready', 'performing'];
+
+/** Whether a row was recovered, and an error to report once its transaction committed. */
+interface RecoveryVerdict {
+  recovered: boolean;
+  report: Error | null;
+}
+
+/**
+ * Recovers step executions stuck `in_progress` (the worker died mid-step: `started_at` older than
+ * `stuckInProgressThreshold`) or `scheduled` (the job was lost: `scheduled_for` older than
+ * `stuckScheduledThreshold`, workflow ready or performing), oldest first, in keyset pages of
+ * `batchSize`. Each row is handled in its own transaction under the workflow then execution row
+ * locks, and only if it is still stuck; a row that fails is reported and skipped (the keyset
+ * moves past it, so a run never refetches it). `waiting` executions are never stuck.
+ */
+@Injectable()
+export class StuckExecutionRecoverer {
+  private readonly defaultLogger = new Logger('GenevaDrive');
+
+  constructor(
+    private readonly database: GenevaDriveDataSource,
+    private readonly store: WorkflowStore,
+    private readonly scheduler: WorkflowScheduler,
+    private readonly registry: WorkflowRegistry,
+    private readonly errors: ErrorReportingService,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {}
+
+  private get logger(): LoggerService {
+    return this.options.logger ?? this.defaultLogger;
+  }
+
+  /** Recovers every execution of `kind` stuck since before `cutoff`; resolves the number recovered. */
+  async recover(kind: StuckKind, cutoff: Date, batchSize: number, shouldStop: () => boolean): Promise<number> {
+    let recovered = 0;
+    let after: StuckPageStart | null = null;
+    while (!shouldStop()) {
+      const page: StepExecutionEntity[] = await this.database.transaction((uow) =>
+        this.stuckQuery(uow.manager, kind, cutoff, batchSize, after).getMany(),
+      );
+      for (const candidate of page) {
+        if (shouldStop()) break;
+        if (await this.recoverOne(kind, candidate, cutoff)) recovered += 1;
+      }
+      if (page.length < batchSize) break;
+      const last = page[page.length - 1];
+      after = { at: kind === 'in_progress' ? last.startedAt! : last.scheduledFor, id: last.id };
+    }
+    return recovered;
+  }
+
+  /**
+   * The page query, ordered by the filter column so PostgreSQL walks the partial index on
+   * `started_at WHERE state = 'in_progress'` or the `(state, scheduled_for)` index. The state is
+   * a literal (not a parameter) so the planner can match the partial index's predicate.
+   */
+  stuckQuery(
+    manager: EntityManager,
+    kind: StuckKind,
+    cutoff: Date,
+    limit: number,
+    after: StuckPageStart | null = null,
+  ): SelectQueryBuilder<StepExecutionEntity> {
+    const column = `execution.${FILTER_COLUMN[kind]}`;
+    const query = manager
+      .createQueryBuilder(StepExecutionEntity, 'execution')
+      .select(['execution.id', 'execution.workflowId', 'execution.stepName', column])
+      .where(`execution.state = '${kind}'`)
+      .andWhere(`${column} < :cutoff`, { cutoff });
+    if (kind === 'scheduled') {
+      query.innerJoin(
+        WorkflowEntity,
+        'workflow',
+        `workflow.id = execution.workflowId AND workflow.state IN ('${RUNNABLE_WORKFLOW_STATES.join("', '")}')`,
+      );
+    }
+    if (after) {
+      query.andWhere(`${column} >= :afterAt AND (${column} > :afterAt OR execution.id > :afterId)`, {
+        afterAt: after.at,
+        afterId: after.id,
+      });
+    }
+    return query.orderBy(column, 'ASC').addOrderBy('execution.id', 'ASC').limit(limit);
+  }
+
+  /** One row, in its own transaction; errors are reported and the row skipped. */
+  private async recoverOne(kind: StuckKind, candidate: StepExecutionEntity, cutoff: Date): Promise<boolean> {
+    const context: ErrorReportContext = {
+      workflowId: candidate.workflowId,
+      workflowClass: '',
+      stepExecutionId: candidate.id,
+      stepName: candidate.stepName,
+      heroType: null,
+      heroId: null,
+    };
+    try {
+      const { recovered, report } = await this.database.transaction<RecoveryVerdict>(async (uow) => {
+        const skipped: RecoveryVerdict = { recovered: false, report: null };
+        const workflow = await this.store.lockWorkflow(uow, candidate.workflowId);
+        const execution = await this.store.lockExecution(uow, candidate.id);
+        if (!workflow || !execution || !stillStuck(kind, workflow, execution, cutoff)) return skipped;
+        Object.assign(context, { workflowClass: workflow.type, heroType: workflow.heroType, heroId: workflow.heroId });
+        const label = `${workflow.type} id=${workflow.id} execution_id=${execution.id} step_name=${execution.stepName}`;
+        if (this.options.housekeeping.stuckRecoveryAction === 'cancel') {
+          this.logger.log(`[Housekeeping] Canceling ${label}, stuck ${kind}`);
+          await this.cancel(uow, workflow, execution);
+          return { recovered: true, report: null };
+        }
+        const definition = this.registry.findByName(workflow.type);
+        if (!definition) {
+          throw new StepConfigurationError(
+            `Housekeeping cannot recover step execution ${execution.id} (stuck ${kind}): no workflow is registered as '${workflow.type}'. ` +
+              `Register a class under that name (@Workflow({ name: '${workflow.type}' })), or set stuckRecoveryAction: 'cancel'.`,
+          );
+        }
+        this.logger.log(`[Housekeeping] Reattempting ${label}, stuck ${kind}`);
+        if (kind === 'scheduled') {
+          // The job was lost: the same execution gets a new job (a fresh job id).
+          await this.scheduler.reenqueueExecution(uow, workflow, definition, execution);
+          return { recovered: true, report: null };
+        }
+        return { recovered: true, report: await this.reattemptInProgress(uow, workflow, execution, definition) };
+      });
+      if (report) await this.errors.report(report, context);
+      return recovered;
+    } catch (error) {
+      const failure = asError(error);
+      this.logger.error(`[Housekeeping] Could not recover step execution ${candidate.id}: ${failure.message}`);
+      await this.errors.report(failure, context);
+      return false;
+    }
+  }
+
+  /** `cancel`: the execution ends `canceled/recovered`, an ongoing workflow is canceled. */
+  private async cancel(uow: UnitOfWork, workflow: WorkflowEntity, execution: StepExecutionEntity): Promise<void> {
+    await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'recovered'));
+    if (workflow.state === 'finished' || workflow.state === 'canceled') return;
+    await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date(), currentStepName: null });
+  }
+
+  /**
+   * `reattempt` of an in-progress execution: it ends `completed/recovered` (keeping its signal
+   * pin) and the step runs again at once: a resumable step through a successor that keeps the
+   * cursor and the pin, any other step through a fresh execution (a `waitFor` step re-claims its
+   * still-claimed signal at the gate). Resolves an error to report when the step cannot be run.
+   */
+  private async reattemptInProgress(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    execution: StepExecutionEntity,
+    definition: WorkflowDefinition,
+  ): Promise<Error | null> {
+    if (workflow.state === 'finished' || workflow.state === 'canceled') {
+      // The workflow ended while the step hung: nothing will run again.
+      await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'recovered'));
+      return null;
+    }
+    await this.store.updateExecution(uow, execution, terminalTransition('completed', 'recovered'));
+    const step = definition.steps.named(execution.stepName);
+    if (workflow.state === 'paused') {
+      // An operator paused it mid-step: point at the step so resume() runs it again; a resumable
+      // chain gets its successor now, without a job, for resume() to enqueue.
+      await this.store.updateWorkflow(uow, workflow, { currentStepName: null, nextStepName: execution.stepName });
+      if (step?.kind === 'resumable') {
+        await this.store.insertExecution(uow, {
+          workflowId: workflow.id,
+          stepName: step.name,
+          scheduledFor: new Date(),
+          cursor: execution.cursor,
+          continuesFromId: execution.id,
+          signalId: execution.signalId,
+        });
+      }
+      return null;
+    }
+    await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
+    if (!step) {
+      await this.store.updateWorkflow(uow, workflow, {
+        state: 'paused',
+        transitionedAt: new Date(),
+        nextStepName: execution.stepName,
+      });
+      return new StepNotDefinedError(
+        `Housekeeping recovered step execution ${execution.id}, but step '${execution.stepName}' is not defined in ${definition.target.name}; ` +
+          'the workflow is paused. Use resumeAt() to continue at another step, or cancel() it.',
+        { stepExecution: execution, workflow },
+      );
+    }
+    if (step.kind === 'removed') {
+      await this.store.updateWorkflow(uow, workflow, { nextStepName: step.name });
+      await this.scheduler.scheduleNextStep(uow, workflow, definition);
+    } else if (step.kind === 'resumable') {
+      await this.scheduler.createSuccessor(uow, workflow, definition, step, execution, 0);
+    } else {
+      await this.scheduler.createExecution(uow, workflow, definition, step, 0);
+    }
+    return null;
+  }
+}
+
+function stillStuck(
+  kind: StuckKind,
+  workflow: WorkflowEntity,
+  execution: StepExecutionEntity,
+  cutoff: Date,
+): boolean {
+  if (execution.state !== kind) return false;
+  if (kind === 'in_progress') return execution.startedAt !== null && execution.startedAt < cutoff;
+  return execution.scheduledFor < cutoff && RUNNABLE_WORKFLOW_STATES.includes(workflow.state);
+}

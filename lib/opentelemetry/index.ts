@@ -1,0 +1,1 @@
+export { OpenTelemetryGaugeReporter } from './open-telemetry-gauge.reporter';
