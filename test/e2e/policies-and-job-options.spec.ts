@@ -110,7 +110,7 @@ describe('exception policies and job options (PostgreSQL + BullMQ)', () => {
     const { workflow, calls } = await scripted(PolicyWorkflow, () => new GatewayTimeout('slow'));
     await harness.waitForState(workflow.id, 'paused');
     await harness.service.resume(workflow);
-    await harness.waitForWorkflow(workflow.id, async () => calls() === 2);
+    await harness.waitForWorkflow(workflow.id, () => calls() === 2);
     await harness.waitForState(workflow.id, 'paused');
     const history = await harness.history(workflow.id);
     expect(history[1].metadata?.reattemptCountReset).toBe(true);

@@ -104,7 +104,7 @@ describe('runner guards, races and transactions (PostgreSQL + Redis)', () => {
       const lost = results.filter((result) => result.status === 'rejected');
       expect(won).toHaveLength(1);
       expect(lost).toHaveLength(1);
-      expect((lost[0] as PromiseRejectedResult).reason).toBeInstanceOf(WorkflowAlreadyOngoingError);
+      expect(lost[0].reason).toBeInstanceOf(WorkflowAlreadyOngoingError);
       expect(await harness.service.list({ workflow: ScriptedWorkflow, hero: order })).toHaveLength(1);
     }
   });

@@ -1,0 +1,325 @@
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { ModuleOptionsError } from '../../lib';
+import type { GenevaDriveModuleOptions } from '../../lib';
+import { defaultQueues, resolveModuleOptions } from '../../lib/options/resolve-module-options';
+
+/** Options the public types forbid, as a JavaScript user or a typo could pass them. */
+function untyped(options: Record<string, unknown>): GenevaDriveModuleOptions {
+  return options;
+}
+
+function errorOf(options: unknown, source?: string): ModuleOptionsError {
+  try {
+    resolveModuleOptions(options as GenevaDriveModuleOptions, source);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ModuleOptionsError);
+    return error as ModuleOptionsError;
+  }
+  throw new Error('expected resolveModuleOptions to throw');
+}
+
+describe('resolveModuleOptions', () => {
+  describe('defaults (SPEC §2)', () => {
+    it('applies every documented default when no options are given', () => {
+      expect(resolveModuleOptions(undefined)).toEqual({
+        connection: { host: '127.0.0.1', port: 6379 },
+        prefix: 'geneva-drive',
+        dataSource: undefined,
+        queues: { 'geneva-drive': { concurrency: 10 } },
+        defaultQueue: 'geneva-drive',
+        worker: true,
+        enqueueAfterCommit: true,
+        housekeeping: {
+          enabled: true,
+          cron: '*/5 * * * *',
+          deleteCompletedWorkflowsAfterMs: 30 * 86_400_000,
+          stuckInProgressThresholdMs: 3_600_000,
+          stuckScheduledThresholdMs: 15 * 60_000,
+          stuckRecoveryAction: 'reattempt',
+          batchSize: 1000,
+        },
+        maxCursorSize: 131072,
+        maxSignalPayloadSize: 131072,
+        waitingVisibilityThresholdMs: 7 * 86_400_000,
+        errorReporter: null,
+        metrics: null,
+        logger: null,
+      });
+      expect(resolveModuleOptions({})).toEqual(resolveModuleOptions(undefined));
+    });
+
+    it('keeps given values and converts durations to milliseconds', () => {
+      const errorReporter = jest.fn();
+      const metrics = { gauge: jest.fn() };
+      const logger = new Logger('test');
+      const resolved = resolveModuleOptions({
+        connection: { host: 'redis', port: 6380, db: 2, password: 'x' },
+        prefix: 'app',
+        dataSource: 'jobs',
+        queues: { fast: { concurrency: 50 }, slow: {} },
+        defaultQueue: 'fast',
+        worker: false,
+        enqueueAfterCommit: false,
+        housekeeping: {
+          enabled: false,
+          cron: '0 * * * *',
+          deleteCompletedWorkflowsAfter: '2 days',
+          stuckInProgressThreshold: 5000,
+          stuckScheduledThreshold: '1m',
+          stuckRecoveryAction: 'cancel',
+          batchSize: 10,
+        },
+        maxCursorSize: 1024,
+        maxSignalPayloadSize: 2048,
+        waitingVisibilityThreshold: '1h',
+        errorReporter,
+        metrics,
+        logger,
+      });
+      expect(resolved).toEqual({
+        connection: { host: 'redis', port: 6380, db: 2, password: 'x' },
+        prefix: 'app',
+        dataSource: 'jobs',
+        queues: { fast: { concurrency: 50 }, slow: { concurrency: 10 } },
+        defaultQueue: 'fast',
+        worker: false,
+        enqueueAfterCommit: false,
+        housekeeping: {
+          enabled: false,
+          cron: '0 * * * *',
+          deleteCompletedWorkflowsAfterMs: 172_800_000,
+          stuckInProgressThresholdMs: 5000,
+          stuckScheduledThresholdMs: 60_000,
+          stuckRecoveryAction: 'cancel',
+          batchSize: 10,
+        },
+        maxCursorSize: 1024,
+        maxSignalPayloadSize: 2048,
+        waitingVisibilityThresholdMs: 3_600_000,
+        errorReporter,
+        metrics,
+        logger,
+      });
+      // Instances are passed through, not copied.
+      expect(resolved.logger).toBe(logger);
+      expect(resolved.metrics).toBe(metrics);
+    });
+
+    it('fills only the missing housekeeping keys', () => {
+      const { housekeeping } = resolveModuleOptions({ housekeeping: { batchSize: 5 } });
+      expect(housekeeping.batchSize).toBe(5);
+      expect(housekeeping.cron).toBe('*/5 * * * *');
+      expect(housekeeping.enabled).toBe(true);
+    });
+
+    it('defaultQueues gives concurrency 10 to entries without one', () => {
+      expect(defaultQueues(undefined)).toEqual({ 'geneva-drive': { concurrency: 10 } });
+      expect(defaultQueues({ a: {}, b: { concurrency: 3 } })).toEqual({
+        a: { concurrency: 10 },
+        b: { concurrency: 3 },
+      });
+    });
+  });
+
+  describe('null, only where documented', () => {
+    it('disables cleanup, cursor and payload limits and the overdue gauge', () => {
+      const resolved = resolveModuleOptions({
+        housekeeping: { deleteCompletedWorkflowsAfter: null },
+        maxCursorSize: null,
+        maxSignalPayloadSize: null,
+        waitingVisibilityThreshold: null,
+      });
+      expect(resolved.housekeeping.deleteCompletedWorkflowsAfterMs).toBeNull();
+      expect(resolved.maxCursorSize).toBeNull();
+      expect(resolved.maxSignalPayloadSize).toBeNull();
+      expect(resolved.waitingVisibilityThresholdMs).toBeNull();
+    });
+
+    it.each([
+      'connection',
+      'prefix',
+      'dataSource',
+      'queues',
+      'defaultQueue',
+      'worker',
+      'enqueueAfterCommit',
+      'housekeeping',
+      'errorReporter',
+      'metrics',
+      'logger',
+    ])('is refused for %s', (key) => {
+      expect(errorOf({ [key]: null }).message).toContain(key);
+    });
+
+    it.each([
+      'enabled',
+      'cron',
+      'stuckInProgressThreshold',
+      'stuckScheduledThreshold',
+      'stuckRecoveryAction',
+      'batchSize',
+    ])('is refused for housekeeping.%s', (key) => {
+      expect(errorOf({ housekeeping: { [key]: null } }).message).toContain(`housekeeping.${key}`);
+    });
+  });
+
+  describe('unknown keys', () => {
+    it('are refused, naming each of them', () => {
+      const error = errorOf({ prefx: 'x', workers: 2 });
+      expect(error.message).toContain('prefx is not a known option');
+      expect(error.message).toContain('workers is not a known option');
+    });
+
+    it('are refused inside housekeeping, with the path', () => {
+      expect(errorOf({ housekeeping: { cronn: '* * * * *' } }).message).toContain(
+        'housekeeping.cronn is not a known option',
+      );
+    });
+
+    it('name the source of the options', () => {
+      expect(errorOf({ nope: 1 }, 'GenevaDriveModule.forRootAsync()').message).toMatch(
+        /^GenevaDriveModule\.forRootAsync\(\) has invalid options: /,
+      );
+      expect(errorOf({ nope: 1 }).message).toMatch(
+        /^GenevaDriveModule\.forRoot\(\) has invalid options: /,
+      );
+    });
+  });
+
+  describe('wrong types', () => {
+    it.each<[string, Record<string, unknown>, RegExp]>([
+      ['prefix with a colon', { prefix: 'a:b' }, /prefix: prefix must not contain ":"/],
+      ['prefix as a number', { prefix: 5 }, /prefix: prefix must be a string/],
+      [
+        'defaultQueue with a colon',
+        { defaultQueue: 'q:1' },
+        /defaultQueue: defaultQueue must not contain ":"/,
+      ],
+      ['dataSource as a number', { dataSource: 1 }, /dataSource: /],
+      ['worker as a string', { worker: 'yes' }, /worker: worker must be a boolean/],
+      ['enqueueAfterCommit as a number', { enqueueAfterCommit: 1 }, /enqueueAfterCommit: /],
+      ['connection as a string', { connection: 'redis://x' }, /connection: /],
+      [
+        'connection.port as a string',
+        { connection: { port: '6379' } },
+        /connection: connection must be an ioredis options object/,
+      ],
+      ['connection.host as a number', { connection: { host: 1 } }, /connection: /],
+      ['connection.db as a float', { connection: { db: 1.5 } }, /connection: /],
+      ['queues as an array', { queues: ['a'] }, /queues: /],
+      [
+        'a queue name with a colon',
+        { queues: { 'a:b': {} } },
+        /queues: queues must be a record of queue names/,
+      ],
+      ['a queue with concurrency 0', { queues: { a: { concurrency: 0 } } }, /queues: /],
+      ['a queue with concurrency 1.5', { queues: { a: { concurrency: 1.5 } } }, /queues: /],
+      ['a queue with concurrency as a string', { queues: { a: { concurrency: '5' } } }, /queues: /],
+      ['a queue with an unknown key', { queues: { a: { concurency: 5 } } }, /queues: /],
+      ['a queue entry that is not an object', { queues: { a: 5 } }, /queues: /],
+      ['a queue entry that is an array', { queues: { a: [] } }, /queues: /],
+      ['housekeeping as a number', { housekeeping: 5 }, /housekeeping/],
+      [
+        'housekeeping.cron as a number',
+        { housekeeping: { cron: 5 } },
+        /housekeeping\.cron: cron must be a string/,
+      ],
+      [
+        'housekeeping.enabled as a string',
+        { housekeeping: { enabled: 'no' } },
+        /housekeeping\.enabled: /,
+      ],
+      [
+        'housekeeping.deleteCompletedWorkflowsAfter',
+        { housekeeping: { deleteCompletedWorkflowsAfter: 'later' } },
+        /housekeeping\.deleteCompletedWorkflowsAfter: .*duration/,
+      ],
+      [
+        'housekeeping.stuckInProgressThreshold',
+        { housekeeping: { stuckInProgressThreshold: -1 } },
+        /housekeeping\.stuckInProgressThreshold: /,
+      ],
+      [
+        'housekeeping.stuckScheduledThreshold',
+        { housekeeping: { stuckScheduledThreshold: '15' } },
+        /housekeeping\.stuckScheduledThreshold: /,
+      ],
+      [
+        'housekeeping.stuckRecoveryAction',
+        { housekeeping: { stuckRecoveryAction: 'skip' } },
+        /housekeeping\.stuckRecoveryAction: /,
+      ],
+      ['housekeeping.batchSize 0', { housekeeping: { batchSize: 0 } }, /housekeeping\.batchSize: /],
+      [
+        'maxCursorSize 0',
+        { maxCursorSize: 0 },
+        /maxCursorSize: maxCursorSize must not be less than 1/,
+      ],
+      ['maxCursorSize 1.5', { maxCursorSize: 1.5 }, /maxCursorSize: /],
+      ['maxSignalPayloadSize -1', { maxSignalPayloadSize: -1 }, /maxSignalPayloadSize: /],
+      [
+        'waitingVisibilityThreshold',
+        { waitingVisibilityThreshold: 'later' },
+        /waitingVisibilityThreshold: /,
+      ],
+      [
+        'errorReporter not a function',
+        { errorReporter: 'console' },
+        /errorReporter: errorReporter must be a function/,
+      ],
+      [
+        'metrics without gauge',
+        { metrics: { set: () => undefined } },
+        /metrics: metrics must be an object with gauge/,
+      ],
+      [
+        'logger missing methods',
+        { logger: { log: () => undefined } },
+        /logger: logger must be a Nest LoggerService/,
+      ],
+    ])('refuses %s', (_, options, pattern) => {
+      const error = errorOf(options);
+      expect(error.message).toMatch(pattern);
+    });
+
+    it('names every offending key at once', () => {
+      const error = errorOf({
+        prefix: 'a:b',
+        maxCursorSize: 0,
+        housekeeping: { cron: 5 },
+        errorReporter: 1,
+      });
+      for (const key of ['prefix', 'maxCursorSize', 'housekeeping.cron', 'errorReporter']) {
+        expect(error.message).toContain(`${key}:`);
+      }
+    });
+
+    it('accepts Nest loggers, including class instances with prototype methods', () => {
+      expect(resolveModuleOptions({ logger: new ConsoleLogger() }).logger).toBeInstanceOf(
+        ConsoleLogger,
+      );
+      class Gauges {
+        gauge(): void {}
+      }
+      expect(resolveModuleOptions({ metrics: new Gauges() }).metrics).toBeInstanceOf(Gauges);
+    });
+
+    it('passes unknown connection keys through to ioredis unchecked', () => {
+      const connection = {
+        host: 'h',
+        tls: { rejectUnauthorized: false },
+        maxRetriesPerRequest: null,
+      };
+      expect(resolveModuleOptions(untyped({ connection })).connection).toEqual(connection);
+    });
+
+    it.each([null, 'options', 42, []])('refuses %p instead of an options object', (options) => {
+      if (options === null) {
+        // null is treated like "no options" by `?? {}`; only non-objects are refused.
+        expect(resolveModuleOptions(options as unknown as undefined).prefix).toBe('geneva-drive');
+        return;
+      }
+      expect(errorOf(options).message).toMatch(/expects an options object/);
+    });
+  });
+});
