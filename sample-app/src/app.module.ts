@@ -7,6 +7,7 @@ import {
   GENEVA_DRIVE_MIGRATIONS,
   GenevaDriveModule,
 } from 'nestjs-geneva-drive';
+import { CAMPAIGN_ENTITIES, CampaignsModule } from './campaigns/campaigns.module';
 import { GenevaDriveExceptionFilter } from './common/geneva-drive-exception.filter';
 import { SAMPLE_APP_CONFIG, configFromEnv, parseRedisUrl, type SampleAppConfig } from './config';
 import { ensureSchema } from './database';
@@ -36,11 +37,11 @@ export class AppModule {
               type: 'postgres' as const,
               url: config.databaseUrl,
               schema: config.schema,
-              entities: [...GENEVA_DRIVE_ENTITIES, Order],
+              entities: [...GENEVA_DRIVE_ENTITIES, Order, ...CAMPAIGN_ENTITIES],
               // The library's tables come from its migrations, run at boot.
               migrations: GENEVA_DRIVE_MIGRATIONS,
               migrationsRun: true,
-              // Creates the app's own `orders` table, for a zero-setup demo (use migrations in
+              // Creates the app's own tables (orders, campaigns, ...), for a zero-setup demo (use migrations in
               // production). It never touches the library's tables: their entities are declared
               // `synchronize: false`, and the migrations own them.
               synchronize: true,
@@ -60,6 +61,7 @@ export class AppModule {
           }),
         }),
         OrdersModule,
+        CampaignsModule,
         WorkflowsModule,
       ],
       providers: [

@@ -13,13 +13,14 @@ import { InventoryService } from './inventory.service';
 import { OutOfStockError, TransientInventoryError } from './inventory.errors';
 import { NotificationsService } from './notifications.service';
 import { Order, type OrderStatus } from './order.entity';
+import { PAYMENT_CONFIRMED, type PaymentConfirmedPayload } from './payment-confirmed.signal';
 import { PaymentsService } from './payments.service';
 import { ShippingService } from './shipping.service';
 
 /**
- * Takes an order from "new" to "shipped": reserve stock, capture the payment, ship after a short
- * wait, then ask for a review (big orders only). Every step is idempotent, because a step can run
- * again after a crash or a reattempt.
+ * Takes an order from "new" to "shipped": reserve stock, wait for the payment provider's webhook
+ * and capture the payment, ship after a short wait, then ask for a review (big orders only). Every
+ * step is idempotent, because a step can run again after a crash or a reattempt.
  *
  * Exceptions: `reserveStock` reattempts transient warehouse errors itself (step-level policy).
  * Anything else falls through to the class-level policies, tried first-match in array order:
@@ -63,14 +64,16 @@ export class OrderFulfillmentWorkflow {
     await this.setStatus(ctx.hero, 'reserved');
   }
 
-  // Signals are not built yet. When they land this becomes
-  //   @Step({ waitFor: 'payment_confirmed' })
-  // and takes the amount from the payment provider's webhook (`ctx.receivedSignal!.payload`),
-  // delivered by a controller with `WorkflowService.signal(workflowId, 'payment_confirmed', ...)`.
-  // Until then it captures the order's amount directly.
-  @Step()
+  /**
+   * Waits for the `payment_confirmed` signal that `POST /webhooks/payments` delivers. Until a
+   * signal whose amount equals the order's arrives, the execution is parked (state `waiting`: no
+   * job, no timer, no polling); a signal that arrives earlier is buffered and claimed here. The
+   * matcher's predicate sees the hero, so a webhook for the wrong amount never wakes the step.
+   */
+  @Step({ waitFor: PAYMENT_CONFIRMED })
   async capturePayment(ctx: StepContext<Order>): Promise<void> {
-    this.payments.capture(ctx.hero.id, ctx.hero.amountCents);
+    const payment = ctx.receivedSignal!.payload as PaymentConfirmedPayload;
+    this.payments.capture(ctx.hero.id, payment.amountCents, payment.eventId);
     await this.setStatus(ctx.hero, 'paid');
   }
 

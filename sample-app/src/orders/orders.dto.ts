@@ -1,4 +1,4 @@
-import { IsEmail, IsInt, Max, Min } from 'class-validator';
+import { IsEmail, IsInt, IsNotEmpty, IsString, Max, MaxLength, Min } from 'class-validator';
 
 /** Body of `POST /orders`. */
 export class CreateOrderDto {
@@ -23,4 +23,21 @@ export class SetStockDto {
   @IsInt()
   @Min(0)
   available!: number;
+}
+
+/** Body of `POST /webhooks/payments`, as the (imaginary) payment provider sends it. */
+export class PaymentWebhookDto {
+  /** The provider's event id: redeliveries of one event carry the same id. */
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(255)
+  eventId!: string;
+
+  @IsInt()
+  @Min(1)
+  orderId!: number;
+
+  @IsInt()
+  @Min(1)
+  amountCents!: number;
 }

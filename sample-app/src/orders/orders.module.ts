@@ -7,12 +7,13 @@ import { Order } from './order.entity';
 import { OrderFulfillmentWorkflow } from './order-fulfillment.workflow';
 import { OrdersController } from './orders.controller';
 import { OrdersService } from './orders.service';
+import { PaymentWebhooksController } from './payment-webhooks.controller';
 import { PaymentsService } from './payments.service';
 import { ShippingService } from './shipping.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Order])],
-  controllers: [OrdersController, InventoryController],
+  controllers: [OrdersController, InventoryController, PaymentWebhooksController],
   providers: [
     // A workflow is an ordinary provider: GenevaDriveModule discovers it at boot.
     OrderFulfillmentWorkflow,

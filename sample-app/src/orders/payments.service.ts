@@ -3,6 +3,8 @@ import { Injectable, Logger } from '@nestjs/common';
 export interface Capture {
   orderId: number;
   amountCents: number;
+  /** The webhook event that confirmed the payment. */
+  eventId: string;
   capturedAt: Date;
   refundedAt: Date | null;
 }
@@ -14,10 +16,16 @@ export class PaymentsService {
   private readonly captures = new Map<number, Capture>();
 
   /** Captures the amount. Idempotent per order, as a real provider's idempotency key would make it. */
-  capture(orderId: number, amountCents: number): Capture {
+  capture(orderId: number, amountCents: number, eventId: string): Capture {
     const existing = this.captures.get(orderId);
     if (existing) return existing;
-    const capture: Capture = { orderId, amountCents, capturedAt: new Date(), refundedAt: null };
+    const capture: Capture = {
+      orderId,
+      amountCents,
+      eventId,
+      capturedAt: new Date(),
+      refundedAt: null,
+    };
     this.captures.set(orderId, capture);
     this.logger.log(`Captured ${amountCents} cents for order ${orderId}`);
     return capture;

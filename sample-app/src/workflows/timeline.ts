@@ -1,4 +1,6 @@
 import type {
+  SignalEntity,
+  SignalState,
   StepExecutionEntity,
   StepExecutionOutcome,
   StepExecutionState,
@@ -12,6 +14,12 @@ export interface TimelineEntry {
   scheduledFor: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** Set while the execution is parked (`waiting`) at a `waitFor` gate. */
+  waitingSince: Date | null;
+  /** The signal the execution claimed at its `waitFor` gate. */
+  signalId: string | null;
+  /** A resumable step's checkpointed cursor (null for other steps). */
+  cursor: unknown;
   error: { class: string; message: string | null } | null;
 }
 
@@ -24,6 +32,9 @@ export function toTimeline(history: StepExecutionEntity[]): TimelineEntry[] {
     scheduledFor: execution.scheduledFor,
     startedAt: execution.startedAt,
     finishedAt: execution.finishedAt,
+    waitingSince: execution.waitingSince,
+    signalId: execution.signalId,
+    cursor: execution.cursor ?? null,
     error: errorOf(execution),
   }));
 }
@@ -40,4 +51,33 @@ function errorOf(execution: StepExecutionEntity): TimelineEntry['error'] {
     { class?: string; message?: string } | undefined;
   if (exception?.class) return { class: exception.class, message: exception.message ?? null };
   return null;
+}
+
+/** One signal delivered to a workflow, as `GET /workflows/:id` shows it. */
+export interface SignalView {
+  id: string;
+  name: string;
+  idempotencyKey: string | null;
+  state: SignalState;
+  payload: unknown;
+  claimed: number;
+  consumed: number;
+  createdAt: Date;
+  claimedAt: Date | null;
+  consumedAt: Date | null;
+}
+
+export function toSignalView(signal: SignalEntity): SignalView {
+  return {
+    id: signal.id,
+    name: signal.name,
+    idempotencyKey: signal.idempotencyKey,
+    state: signal.state,
+    payload: signal.payload,
+    claimed: signal.claimed,
+    consumed: signal.consumed,
+    createdAt: signal.createdAt,
+    claimedAt: signal.claimedAt,
+    consumedAt: signal.consumedAt,
+  };
 }

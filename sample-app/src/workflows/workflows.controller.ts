@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, NotFoundException, Param, Post, Query } from '@nestjs/common';
 import { WorkflowService } from 'nestjs-geneva-drive';
 import { ListWorkflowsQuery } from './list-workflows.query';
-import { toTimeline } from './timeline';
+import { toSignalView, toTimeline } from './timeline';
 
 /**
  * Inspect and steer any workflow. Library errors become HTTP statuses in
@@ -22,12 +22,16 @@ export class WorkflowsController {
     });
   }
 
-  /** The workflow and its timeline: every step execution, oldest first. */
+  /** The workflow, its timeline (every step execution) and its signals, oldest first. */
   @Get(':id')
   async show(@Param('id') id: string) {
     const workflow = await this.workflows.find(id);
     if (!workflow) throw new NotFoundException(`No workflow with id '${id}'.`);
-    return { workflow, timeline: toTimeline(await this.workflows.executionHistory(workflow)) };
+    const [history, signals] = await Promise.all([
+      this.workflows.executionHistory(workflow),
+      this.workflows.signals(workflow),
+    ]);
+    return { workflow, timeline: toTimeline(history), signals: signals.map(toSignalView) };
   }
 
   /** A ready workflow pauses now; a performing one after its running step. */

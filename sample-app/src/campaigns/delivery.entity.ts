@@ -1,0 +1,19 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * One campaign email handed to the mailer. The primary key is the subscriber: `sendEmails` inserts
+ * the row before it sends, with `ON CONFLICT DO NOTHING`, so a subscriber processed twice (the
+ * step died after sending and before its cursor checkpoint) is emailed once.
+ */
+@Entity('campaign_deliveries')
+@Index(['campaignId'])
+export class Delivery {
+  @PrimaryColumn({ name: 'subscriber_id', type: 'integer' })
+  subscriberId!: number;
+
+  @Column({ name: 'campaign_id', type: 'integer' })
+  campaignId!: number;
+
+  @Column({ name: 'sent_at', type: 'timestamptz' })
+  sentAt!: Date;
+}
