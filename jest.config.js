@@ -7,6 +7,7 @@ module.exports = {
   moduleNameMapper: {
     '^nestjs-geneva-drive$': '<rootDir>/lib/index.ts',
     '^nestjs-geneva-drive/testing$': '<rootDir>/lib/testing/index.ts',
+    '^nestjs-geneva-drive/opentelemetry$': '<rootDir>/lib/opentelemetry/index.ts',
   },
   testTimeout: 30000,
 };

@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { WorkflowEntity } from '../entities/workflow.entity';
+import { sqliteDatabaseFile } from '../persistence/async-mutex';
 import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+
+/** SQLite database files whose housekeeping runs in this process right now. */
+const runningOnSqliteFiles = new Set<string>();
 
 /** First half of the PostgreSQL advisory lock key: "GDHK" as a 32-bit integer. */
 const POSTGRES_LOCK_CLASS = 0x4744484b;
@@ -9,8 +13,8 @@ const POSTGRES_LOCK_CLASS = 0x4744484b;
  * The database-wide lock every housekeeping run takes first, so a cluster does one run per tick:
  * a session-level PostgreSQL advisory lock (`pg_try_advisory_lock`) or MySQL/MariaDB `GET_LOCK`,
  * held on one dedicated connection and released on that same connection; on SQLite (one process,
- * one connection) an in-process flag. The key is per schema, so deployments sharing a database
- * in different schemas do not block each other.
+ * one connection) an in-process flag per database file. The key is per schema (per database on
+ * MariaDB/MySQL), so deployments sharing a database in different schemas do not block each other.
  */
 @Injectable()
 export class HousekeepingLock {
@@ -41,8 +45,9 @@ export class HousekeepingLock {
     const metadata = this.database.dataSource.getMetadata(WorkflowEntity);
     const schema = metadata.schema ?? null;
     if (this.database.family === 'mysql') {
-      // GET_LOCK names are limited to 64 characters.
-      const name = `geneva_drive_housekeeping:${schema ?? ''}`.slice(0, 64);
+      // Per database (MySQL has no schemas inside one); GET_LOCK names are limited to 64 characters.
+      const database = metadata.database ?? (this.database.dataSource.options.database as string | undefined) ?? '';
+      const name = `geneva_drive_housekeeping:${database}`.slice(0, 64);
       return {
         acquire: `SELECT GET_LOCK(?, 0) AS locked`,
         release: `SELECT RELEASE_LOCK(?) AS released`,
@@ -58,12 +63,16 @@ export class HousekeepingLock {
   }
 
   private async withProcessFlag<T>(work: () => Promise<T>): Promise<T | null> {
-    if (this.heldInProcess) return null;
-    this.heldInProcess = true;
+    // Per database file, so two app instances on one file in this process do one run at a time.
+    const file = sqliteDatabaseFile(this.database.dataSource);
+    if (file === null ? this.heldInProcess : runningOnSqliteFiles.has(file)) return null;
+    if (file === null) this.heldInProcess = true;
+    else runningOnSqliteFiles.add(file);
     try {
       return await work();
     } finally {
-      this.heldInProcess = false;
+      if (file === null) this.heldInProcess = false;
+      else runningOnSqliteFiles.delete(file);
     }
   }
 }

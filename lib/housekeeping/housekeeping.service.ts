@@ -38,7 +38,9 @@ export const HOUSEKEEPING_CRON_JOB_NAME = 'geneva-drive:housekeeping';
  * one run per tick.
  */
 @Injectable()
-export class HousekeepingService implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class HousekeepingService
+  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly defaultLogger = new Logger('GenevaDrive');
   private job: CronJob | null = null;
   private readonly inFlight = new Set<Promise<HousekeepingResult>>();
@@ -170,7 +172,8 @@ export class HousekeepingService implements OnModuleInit, OnApplicationBootstrap
       const { metrics, waitingVisibilityThresholdMs } = this.options;
       if (metrics) {
         await this.guard('gauges', async () => {
-          const overdueCutoff = waitingVisibilityThresholdMs === null ? null : ago(waitingVisibilityThresholdMs);
+          const overdueCutoff =
+            waitingVisibilityThresholdMs === null ? null : ago(waitingVisibilityThresholdMs);
           for (const { name, value, tags } of await this.gauges.read(overdueCutoff)) {
             if (tags) metrics.gauge(name, value, tags);
             else metrics.gauge(name, value);
@@ -200,5 +203,12 @@ export class HousekeepingService implements OnModuleInit, OnApplicationBootstrap
 
 /** The error-report context of a failure that concerns no single workflow. */
 function noContext() {
-  return { workflowId: '', workflowClass: '', stepExecutionId: null, stepName: null, heroType: null, heroId: null };
+  return {
+    workflowId: '',
+    workflowClass: '',
+    stepExecutionId: null,
+    stepName: null,
+    heroType: null,
+    heroId: null,
+  };
 }

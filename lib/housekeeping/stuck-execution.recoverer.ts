@@ -62,7 +62,12 @@ export class StuckExecutionRecoverer {
   }
 
   /** Recovers every execution of `kind` stuck since before `cutoff`; resolves the number recovered. */
-  async recover(kind: StuckKind, cutoff: Date, batchSize: number, shouldStop: () => boolean): Promise<number> {
+  async recover(
+    kind: StuckKind,
+    cutoff: Date,
+    batchSize: number,
+    shouldStop: () => boolean,
+  ): Promise<number> {
     let recovered = 0;
     let after: StuckPageStart | null = null;
     while (!shouldStop()) {
@@ -106,16 +111,23 @@ export class StuckExecutionRecoverer {
       );
     }
     if (after) {
-      query.andWhere(`${column} >= :afterAt AND (${column} > :afterAt OR execution.id > :afterId)`, {
-        afterAt: after.at,
-        afterId: after.id,
-      });
+      query.andWhere(
+        `${column} >= :afterAt AND (${column} > :afterAt OR execution.id > :afterId)`,
+        {
+          afterAt: after.at,
+          afterId: after.id,
+        },
+      );
     }
     return query.orderBy(column, 'ASC').addOrderBy('execution.id', 'ASC').limit(limit);
   }
 
   /** One row, in its own transaction; errors are reported and the row skipped. */
-  private async recoverOne(kind: StuckKind, candidate: StepExecutionEntity, cutoff: Date): Promise<boolean> {
+  private async recoverOne(
+    kind: StuckKind,
+    candidate: StepExecutionEntity,
+    cutoff: Date,
+  ): Promise<boolean> {
     const context: ErrorReportContext = {
       workflowId: candidate.workflowId,
       workflowClass: '',
@@ -125,48 +137,68 @@ export class StuckExecutionRecoverer {
       heroId: null,
     };
     try {
-      const { recovered, report } = await this.database.transaction<RecoveryVerdict>(async (uow) => {
-        const skipped: RecoveryVerdict = { recovered: false, report: null };
-        const workflow = await this.store.lockWorkflow(uow, candidate.workflowId);
-        const execution = await this.store.lockExecution(uow, candidate.id);
-        if (!workflow || !execution || !stillStuck(kind, workflow, execution, cutoff)) return skipped;
-        Object.assign(context, { workflowClass: workflow.type, heroType: workflow.heroType, heroId: workflow.heroId });
-        const label = `${workflow.type} id=${workflow.id} execution_id=${execution.id} step_name=${execution.stepName}`;
-        if (this.options.housekeeping.stuckRecoveryAction === 'cancel') {
-          this.logger.log(`[Housekeeping] Canceling ${label}, stuck ${kind}`);
-          await this.cancel(uow, workflow, execution);
-          return { recovered: true, report: null };
-        }
-        const definition = this.registry.findByName(workflow.type);
-        if (!definition) {
-          throw new StepConfigurationError(
-            `Housekeeping cannot recover step execution ${execution.id} (stuck ${kind}): no workflow is registered as '${workflow.type}'. ` +
-              `Register a class under that name (@Workflow({ name: '${workflow.type}' })), or set stuckRecoveryAction: 'cancel'.`,
-          );
-        }
-        this.logger.log(`[Housekeeping] Reattempting ${label}, stuck ${kind}`);
-        if (kind === 'scheduled') {
-          // The job was lost: the same execution gets a new job (a fresh job id).
-          await this.scheduler.reenqueueExecution(uow, workflow, definition, execution);
-          return { recovered: true, report: null };
-        }
-        return { recovered: true, report: await this.reattemptInProgress(uow, workflow, execution, definition) };
-      });
+      const { recovered, report } = await this.database.transaction<RecoveryVerdict>(
+        async (uow) => {
+          const skipped: RecoveryVerdict = { recovered: false, report: null };
+          const workflow = await this.store.lockWorkflow(uow, candidate.workflowId);
+          const execution = await this.store.lockExecution(uow, candidate.id);
+          if (!workflow || !execution || !stillStuck(kind, workflow, execution, cutoff))
+            return skipped;
+          Object.assign(context, {
+            workflowClass: workflow.type,
+            heroType: workflow.heroType,
+            heroId: workflow.heroId,
+          });
+          const label = `${workflow.type} id=${workflow.id} execution_id=${execution.id} step_name=${execution.stepName}`;
+          if (this.options.housekeeping.stuckRecoveryAction === 'cancel') {
+            this.logger.log(`[Housekeeping] Canceling ${label}, stuck ${kind}`);
+            await this.cancel(uow, workflow, execution);
+            return { recovered: true, report: null };
+          }
+          const definition = this.registry.findByName(workflow.type);
+          if (!definition) {
+            throw new StepConfigurationError(
+              `Housekeeping cannot recover step execution ${execution.id} (stuck ${kind}): no workflow is registered as '${workflow.type}'. ` +
+                `Register a class under that name (@Workflow({ name: '${workflow.type}' })), or set stuckRecoveryAction: 'cancel'.`,
+            );
+          }
+          this.logger.log(`[Housekeeping] Reattempting ${label}, stuck ${kind}`);
+          if (kind === 'scheduled') {
+            // The job was lost: the same execution gets a new job (a fresh job id).
+            await this.scheduler.reenqueueExecution(uow, workflow, definition, execution);
+            return { recovered: true, report: null };
+          }
+          return {
+            recovered: true,
+            report: await this.reattemptInProgress(uow, workflow, execution, definition),
+          };
+        },
+      );
       if (report) await this.errors.report(report, context);
       return recovered;
     } catch (error) {
       const failure = asError(error);
-      this.logger.error(`[Housekeeping] Could not recover step execution ${candidate.id}: ${failure.message}`);
+      this.logger.error(
+        `[Housekeeping] Could not recover step execution ${candidate.id}: ${failure.message}`,
+      );
       await this.errors.report(failure, context);
       return false;
     }
   }
 
   /** `cancel`: the execution ends `canceled/recovered`, an ongoing workflow is canceled. */
-  private async cancel(uow: UnitOfWork, workflow: WorkflowEntity, execution: StepExecutionEntity): Promise<void> {
+  private async cancel(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    execution: StepExecutionEntity,
+  ): Promise<void> {
     await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'recovered'));
     if (workflow.state === 'finished' || workflow.state === 'canceled') return;
-    await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date(), currentStepName: null });
+    await this.store.updateWorkflow(uow, workflow, {
+      state: 'canceled',
+      transitionedAt: new Date(),
+      currentStepName: null,
+    });
   }
 
   /**
@@ -191,7 +223,10 @@ export class StuckExecutionRecoverer {
     if (workflow.state === 'paused') {
       // An operator paused it mid-step: point at the step so resume() runs it again; a resumable
       // chain gets its successor now, without a job, for resume() to enqueue.
-      await this.store.updateWorkflow(uow, workflow, { currentStepName: null, nextStepName: execution.stepName });
+      await this.store.updateWorkflow(uow, workflow, {
+        currentStepName: null,
+        nextStepName: execution.stepName,
+      });
       if (step?.kind === 'resumable') {
         await this.store.insertExecution(uow, {
           workflowId: workflow.id,

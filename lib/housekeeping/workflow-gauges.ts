@@ -5,7 +5,13 @@ import { WorkflowEntity } from '../entities/workflow.entity';
 import type { WorkflowState } from '../interfaces/states.interface';
 import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
 
-const WORKFLOW_STATES: readonly WorkflowState[] = ['ready', 'performing', 'paused', 'finished', 'canceled'];
+const WORKFLOW_STATES: readonly WorkflowState[] = [
+  'ready',
+  'performing',
+  'paused',
+  'finished',
+  'canceled',
+];
 
 /** One gauge reading. */
 export interface GaugeReading {
@@ -42,7 +48,10 @@ export class WorkflowGauges {
         .groupBy('workflow.type')
         .addGroupBy('workflow.state')
         .getRawMany<{ type: string; state: WorkflowState; count: string | number }>();
-      const classes = new Set([...this.registry.all().map((definition) => definition.name), ...counts.map((row) => row.type)]);
+      const classes = new Set([
+        ...this.registry.all().map((definition) => definition.name),
+        ...counts.map((row) => row.type),
+      ]);
       const readings: GaugeReading[] = [];
       for (const state of WORKFLOW_STATES) {
         const rows = counts.filter((row) => row.state === state);
@@ -59,7 +68,11 @@ export class WorkflowGauges {
         const rows = counts.filter((row) => row.type === type);
         const total = sum(rows);
         const paused = sum(rows.filter((row) => row.state === 'paused'));
-        readings.push({ name: 'geneva_drive.paused_ratio', value: total === 0 ? 0 : paused / total, tags: { workflow: type } });
+        readings.push({
+          name: 'geneva_drive.paused_ratio',
+          value: total === 0 ? 0 : paused / total,
+          tags: { workflow: type },
+        });
       }
       if (!this.database.features.signals) return readings;
 
@@ -74,7 +87,11 @@ export class WorkflowGauges {
       const perClass = (name: string, rows: Array<{ type: string; count: string | number }>) => {
         readings.push({ name, value: sum(rows) });
         for (const type of new Set([...classes, ...rows.map((row) => row.type)])) {
-          readings.push({ name, value: sum(rows.filter((row) => row.type === type)), tags: { workflow: type } });
+          readings.push({
+            name,
+            value: sum(rows.filter((row) => row.type === type)),
+            tags: { workflow: type },
+          });
         }
       };
       perClass('geneva_drive.waiting_step_executions', await waitingQuery().getRawMany());

@@ -8,16 +8,20 @@ import {
 import { columnOf, columnTypesFor } from './column-types';
 import {
   FOREIGN_KEY_NAMES,
+  GENERATED_KEY_COLUMNS,
   INDEX_NAMES,
   STEP_EXECUTIONS_TABLE,
   WORKFLOWS_TABLE,
 } from './migration.constants';
+import { mysqlEnsureGeneratedUniqueKey } from './mysql-schema';
 import { dropTableIfExists, ensureIndices, ensureTable, quoteColumn } from './schema-guards';
 
 /**
  * Creates `geneva_drive_workflows` and `geneva_drive_step_executions` with their indexes, the
  * one-ongoing-workflow-per-hero and one-active-execution-per-workflow uniqueness rules (SPEC §3).
- * The resumable-step and signal columns come from the two later migrations.
+ * The resumable-step and signal columns come from the two later migrations. On MariaDB/MySQL the
+ * two partial unique indexes are stored generated columns with a unique index (SPEC §15.8), the
+ * in-progress `started_at` index is `(state, started_at)`, and there are no foreign keys.
  */
 export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
   name = 'GenevaDriveBaseSchema1764400000000';
@@ -26,6 +30,7 @@ export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
     const t = columnTypesFor(queryRunner);
     const q = (column: string): string => quoteColumn(queryRunner, column);
     const nullable = { isNullable: true };
+    const mysql = t.dialect === 'mysql';
 
     // No timestamp defaults: the library writes every timestamp from the application clock.
     await ensureTable(
@@ -52,14 +57,28 @@ export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
       new TableIndex({ name: INDEX_NAMES.workflowsType, columnNames: ['type'] }),
       new TableIndex({ name: INDEX_NAMES.workflowsState, columnNames: ['state'] }),
       new TableIndex({ name: INDEX_NAMES.workflowsHero, columnNames: ['hero_type', 'hero_id'] }),
-      // NULLs are distinct in unique indexes, so heroless workflows never collide.
-      new TableIndex({
-        name: INDEX_NAMES.workflowsUniqueOngoing,
-        columnNames: ['type', 'hero_type', 'hero_id'],
-        isUnique: true,
-        where: `${q('state')} NOT IN ('finished', 'canceled') AND ${q('allow_multiple')} = ${t.falseLiteral}`,
-      }),
     ]);
+    if (mysql) {
+      // CONCAT_WS with a separator no name contains: a plain CONCAT would collide across field
+      // boundaries, and CONCAT_WS skips NULLs, hence the explicit hero_id test.
+      await mysqlEnsureGeneratedUniqueKey(queryRunner, WORKFLOWS_TABLE, {
+        column: GENERATED_KEY_COLUMNS.workflowsOngoing,
+        index: INDEX_NAMES.workflowsUniqueOngoing,
+        expression:
+          `IF(${q('state')} NOT IN ('finished', 'canceled') AND ${q('allow_multiple')} = 0 AND ${q('hero_id')} IS NOT NULL, ` +
+          `UNHEX(MD5(CONCAT_WS(CHAR(31), ${q('type')}, ${q('hero_type')}, ${q('hero_id')}))), NULL)`,
+      });
+    } else {
+      await ensureIndices(queryRunner, WORKFLOWS_TABLE, [
+        // NULLs are distinct in unique indexes, so heroless workflows never collide.
+        new TableIndex({
+          name: INDEX_NAMES.workflowsUniqueOngoing,
+          columnNames: ['type', 'hero_type', 'hero_id'],
+          isUnique: true,
+          where: `${q('state')} NOT IN ('finished', 'canceled') AND ${q('allow_multiple')} = ${t.falseLiteral}`,
+        }),
+      ]);
+    }
 
     await ensureTable(
       queryRunner,
@@ -111,20 +130,38 @@ export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
         columnNames: ['workflow_id', 'state'],
       }),
       new TableIndex({ name: INDEX_NAMES.stepExecutionsFinishedAt, columnNames: ['finished_at'] }),
-      // `waiting` is deliberately outside: a parked execution holds no slot (reference §1.2).
-      new TableIndex({
-        name: INDEX_NAMES.stepExecutionsOneActive,
-        columnNames: ['workflow_id'],
-        isUnique: true,
-        where: `${q('state')} IN ('scheduled', 'in_progress')`,
-      }),
-      // Lets stuck-in-progress recovery find old rows without walking every running one.
-      new TableIndex({
-        name: INDEX_NAMES.stepExecutionsInProgressStartedAt,
-        columnNames: ['started_at'],
-        where: `${q('state')} = 'in_progress'`,
-      }),
+      // Lets stuck-in-progress recovery find old rows without walking every running one (no
+      // partial indexes on MariaDB/MySQL: the state leads a composite index there instead).
+      mysql
+        ? new TableIndex({
+            name: INDEX_NAMES.stepExecutionsInProgressStartedAt,
+            columnNames: ['state', 'started_at'],
+          })
+        : new TableIndex({
+            name: INDEX_NAMES.stepExecutionsInProgressStartedAt,
+            columnNames: ['started_at'],
+            where: `${q('state')} = 'in_progress'`,
+          }),
     ]);
+    // `waiting` is deliberately outside: a parked execution holds no slot (reference §1.2).
+    if (mysql) {
+      await mysqlEnsureGeneratedUniqueKey(queryRunner, STEP_EXECUTIONS_TABLE, {
+        column: GENERATED_KEY_COLUMNS.stepExecutionsActive,
+        index: INDEX_NAMES.stepExecutionsOneActive,
+        // RTRIM: MariaDB refuses a CHAR column in a generated expression as is (its value would
+        // depend on the PAD_CHAR_TO_FULL_LENGTH sql_mode); ids have no trailing spaces.
+        expression: `IF(${q('state')} IN ('scheduled', 'in_progress'), UNHEX(MD5(RTRIM(${q('workflow_id')}))), NULL)`,
+      });
+    } else {
+      await ensureIndices(queryRunner, STEP_EXECUTIONS_TABLE, [
+        new TableIndex({
+          name: INDEX_NAMES.stepExecutionsOneActive,
+          columnNames: ['workflow_id'],
+          isUnique: true,
+          where: `${q('state')} IN ('scheduled', 'in_progress')`,
+        }),
+      ]);
+    }
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -1,8 +1,8 @@
 import type { QueryRunner, TableColumnOptions } from 'typeorm';
 import { GenevaDriveError } from '../errors/geneva-drive.error';
 
-/** The database families the migrations can build. MariaDB/MySQL gets its own branch here later. */
-export type MigrationDialect = 'postgres' | 'sqlite';
+/** The database families the migrations can build. */
+export type MigrationDialect = 'postgres' | 'mysql' | 'sqlite';
 
 /** The type part of a column, in the shape TypeORM's `TableColumnOptions` takes it. */
 export type ColumnTypeSpec = Pick<TableColumnOptions, 'type' | 'length' | 'precision'>;
@@ -37,6 +37,28 @@ const POSTGRES: DialectColumnTypes = {
   falseLiteral: 'false',
 };
 
+// MariaDB and MySQL. Tables are created with the utf8mb4_bin collation (schema-guards), so names,
+// states, hero ids and idempotency keys compare byte for byte as on PostgreSQL instead of
+// case-insensitively.
+const MARIADB: DialectColumnTypes = {
+  dialect: 'mysql',
+  id: { type: 'char', length: '36' },
+  string: { type: 'varchar', length: '255' },
+  // MEDIUMTEXT (16 MB): a TEXT column (64 KB) would refuse a long backtrace in strict mode.
+  text: { type: 'mediumtext' },
+  // MariaDB's `json` is LONGTEXT with a JSON_VALID check: the text is kept as written, key order
+  // included. The library encodes and decodes it (persistence/mysql-json-columns.ts).
+  json: { type: 'json' },
+  timestamp: { type: 'datetime', precision: 3 },
+  integer: { type: 'int' },
+  boolean: { type: 'boolean' },
+  falseLiteral: '0',
+};
+
+// MySQL's native JSON type stores a binary form that reorders object keys; SPEC §8 promises keys
+// back as sent, so MySQL gets the text storage MariaDB's `json` has.
+const MYSQL: DialectColumnTypes = { ...MARIADB, json: { type: 'longtext' } };
+
 const SQLITE: DialectColumnTypes = {
   dialect: 'sqlite',
   id: { type: 'varchar' },
@@ -51,20 +73,41 @@ const SQLITE: DialectColumnTypes = {
   falseLiteral: '0',
 };
 
-/** Picks the column types for the database behind `queryRunner`, refusing drivers not yet supported. */
-export function columnTypesFor(queryRunner: QueryRunner): DialectColumnTypes {
+/** The family of the database behind `queryRunner`, refusing drivers the migrations do not support. */
+export function migrationDialectOf(queryRunner: QueryRunner): MigrationDialect {
   const driverType = queryRunner.connection.driver.options.type;
   switch (driverType) {
     case 'postgres':
-      return POSTGRES;
+      return 'postgres';
+    case 'mysql':
+    case 'mariadb':
+      return 'mysql';
     case 'better-sqlite3':
     case 'sqlite':
-      return SQLITE;
+      return 'sqlite';
     default:
       throw new GenevaDriveError(
         `GENEVA_DRIVE_MIGRATIONS do not support the "${driverType}" driver; ` +
-          'use PostgreSQL or SQLite (better-sqlite3).',
+          'use PostgreSQL, MariaDB/MySQL (mysql2) or SQLite (better-sqlite3).',
       );
+  }
+}
+
+/** True when the server behind a MySQL-family query runner is MariaDB (whatever `type` says). */
+export function isMariaDb(queryRunner: QueryRunner): boolean {
+  const driver = queryRunner.connection.driver as { options: { type: string }; version?: string };
+  return driver.options.type === 'mariadb' || /mariadb/i.test(driver.version ?? '');
+}
+
+/** Picks the column types for the database behind `queryRunner`. */
+export function columnTypesFor(queryRunner: QueryRunner): DialectColumnTypes {
+  switch (migrationDialectOf(queryRunner)) {
+    case 'postgres':
+      return POSTGRES;
+    case 'mysql':
+      return isMariaDb(queryRunner) ? MARIADB : MYSQL;
+    case 'sqlite':
+      return SQLITE;
   }
 }
 

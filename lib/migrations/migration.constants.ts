@@ -26,3 +26,12 @@ export const FOREIGN_KEY_NAMES = {
   stepExecutionsWorkflow: 'fk_geneva_drive_step_executions_workflow',
   signalsWorkflow: 'fk_geneva_drive_signals_workflow',
 } as const;
+
+/**
+ * MariaDB/MySQL: the stored generated columns that stand in for the two partial unique indexes
+ * (SPEC §15.8). Not mapped by the entities; the database computes them.
+ */
+export const GENERATED_KEY_COLUMNS = {
+  workflowsOngoing: 'ongoing_unique_key',
+  stepExecutionsActive: 'active_unique_key',
+} as const;

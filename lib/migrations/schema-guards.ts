@@ -1,8 +1,23 @@
 import { Table, TableColumn, TableForeignKey, TableIndex, type QueryRunner } from 'typeorm';
+import { migrationDialectOf } from './column-types';
+import {
+  mysqlDropColumnsIfExist,
+  mysqlDropIndicesIfExist,
+  mysqlDropTableIfExists,
+  mysqlEnsureColumns,
+  mysqlEnsureIndices,
+  mysqlEnsureTable,
+} from './mysql-schema';
 
 // Every helper checks before it acts, so a migration re-run after a partial failure (or over a
 // schema that already has some of its objects) completes instead of failing. Tables are always
 // addressed by bare name: TypeORM resolves it against the DataSource's schema / search_path.
+// MariaDB/MySQL takes the plain-SQL path of mysql-schema.ts (TypeORM's helpers cannot reload a
+// table with a generated column there).
+
+function isMysql(queryRunner: QueryRunner): boolean {
+  return migrationDialectOf(queryRunner) === 'mysql';
+}
 
 /** Loads a table that the calling step has just ensured exists. */
 async function loadTable(queryRunner: QueryRunner, tableName: string): Promise<Table> {
@@ -17,8 +32,12 @@ function hasForeignKey(table: Table, fk: TableForeignKey): boolean {
   return table.foreignKeys.some((existing) => existing.columnNames.join(',') === wanted);
 }
 
-/** Creates the table with its foreign keys, or adds any foreign key an existing table lacks. */
+/**
+ * Creates the table with its foreign keys, or adds any foreign key an existing table lacks.
+ * MariaDB/MySQL gets no foreign keys (SPEC §15.8): the library deletes children itself.
+ */
 export async function ensureTable(queryRunner: QueryRunner, definition: Table): Promise<void> {
+  if (isMysql(queryRunner)) return mysqlEnsureTable(queryRunner, definition);
   if (!(await queryRunner.hasTable(definition.name))) {
     // Indices are created separately by ensureIndices, so both paths share one guard.
     await queryRunner.createTable(definition, false, true, false);
@@ -36,6 +55,7 @@ export async function ensureColumns(
   tableName: string,
   columns: TableColumn[],
 ): Promise<void> {
+  if (isMysql(queryRunner)) return mysqlEnsureColumns(queryRunner, tableName, columns);
   const table = await loadTable(queryRunner, tableName);
   const missing = columns.filter((column) => !table.findColumnByName(column.name));
   if (missing.length > 0) await queryRunner.addColumns(table, missing);
@@ -47,6 +67,7 @@ export async function ensureIndices(
   tableName: string,
   indices: TableIndex[],
 ): Promise<void> {
+  if (isMysql(queryRunner)) return mysqlEnsureIndices(queryRunner, tableName, indices);
   for (const index of indices) {
     // Reloaded per index: some drivers rebuild the table object on every change.
     const table = await loadTable(queryRunner, tableName);
@@ -62,6 +83,7 @@ export async function dropIndicesIfExist(
   tableName: string,
   names: string[],
 ): Promise<void> {
+  if (isMysql(queryRunner)) return mysqlDropIndicesIfExist(queryRunner, tableName, names);
   for (const name of names) {
     const table = await queryRunner.getTable(tableName);
     const index = table?.indices.find((existing) => existing.name === name);
@@ -75,6 +97,7 @@ export async function dropColumnsIfExist(
   tableName: string,
   names: string[],
 ): Promise<void> {
+  if (isMysql(queryRunner)) return mysqlDropColumnsIfExist(queryRunner, tableName, names);
   const table = await queryRunner.getTable(tableName);
   if (!table) return;
   const present = names
@@ -88,6 +111,7 @@ export async function dropTableIfExists(
   queryRunner: QueryRunner,
   tableName: string,
 ): Promise<void> {
+  if (isMysql(queryRunner)) return mysqlDropTableIfExists(queryRunner, tableName);
   await queryRunner.dropTable(tableName, true, true, true);
 }
 

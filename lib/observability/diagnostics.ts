@@ -64,7 +64,9 @@ export interface GenevaDriveDiagnosticsEvent {
   stepState?: StepExecutionState;
 }
 
-const preconditionChannel = diagnosticsChannel.channel(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.precondition);
+const preconditionChannel = diagnosticsChannel.channel(
+  GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.precondition,
+);
 const stepChannel = diagnosticsChannel.channel(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.step);
 const finalizeChannel = diagnosticsChannel.channel(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.finalize);
 
@@ -109,7 +111,10 @@ export function publishPrecondition(
 /** `geneva-drive:step`, with the outcome of the body; nothing is built when nobody subscribes. */
 export function publishStep(subject: Subject, result: StepResult): void {
   if (!stepChannel.hasSubscribers) return;
-  stepChannel.publish({ ...base(subject), ...stepOutcome(result) } satisfies GenevaDriveDiagnosticsEvent);
+  stepChannel.publish({
+    ...base(subject),
+    ...stepOutcome(result),
+  } satisfies GenevaDriveDiagnosticsEvent);
 }
 
 /** `geneva-drive:finalize`, with the states after finalize; nothing is built when nobody subscribes. */
@@ -121,7 +126,9 @@ export function publishFinalize(
   finalizeChannel.publish({ ...base(subject), ...states } satisfies GenevaDriveDiagnosticsEvent);
 }
 
-function stepOutcome(result: StepResult): Pick<GenevaDriveDiagnosticsEvent, 'outcome' | 'exception' | 'wait'> {
+function stepOutcome(
+  result: StepResult,
+): Pick<GenevaDriveDiagnosticsEvent, 'outcome' | 'exception' | 'wait'> {
   switch (result.kind) {
     case 'completed':
       return { outcome: 'completed' };

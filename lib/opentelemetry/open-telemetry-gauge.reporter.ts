@@ -58,5 +58,7 @@ export class OpenTelemetryGaugeReporter implements GaugeReporter {
 
 /** A stable key for a tag set (order-independent). */
 function attributesKey(attributes: Attributes): string {
-  return JSON.stringify(Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return JSON.stringify(
+    Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
 }

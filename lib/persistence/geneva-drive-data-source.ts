@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -11,21 +11,24 @@ import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { AfterCommitSubscriber } from '../queue/after-commit.subscriber';
 import { JobDispatcher } from '../queue/job-dispatcher';
-import { AsyncMutex } from './async-mutex';
+import { AsyncMutex, sqliteMutexFor } from './async-mutex';
+import { adaptMysqlJsonColumns } from './mysql-json-columns';
 import { applyColumnVisibility, detectSchemaFeatures, type SchemaFeatures } from './schema-features';
-import { databaseFamily, type DatabaseFamily } from './sql-dialect';
+import { databaseFamily, hasUtcTimezone, type DatabaseFamily } from './sql-dialect';
 import { UnitOfWork } from './unit-of-work';
 
 /**
  * The library's handle on the app's TypeORM DataSource: resolves it at `onModuleInit`, and runs
  * every library transaction (READ COMMITTED, after-commit enqueue, savepoints inside a caller's
- * transaction, an in-process mutex on SQLite).
+ * transaction, an in-process mutex on SQLite). Per-database differences live here and in
+ * `sql-dialect.ts`: the family, row locks and locking reads, the SQLite mutex, the MariaDB/MySQL
+ * JSON columns and time zone check.
  */
 @Injectable()
 export class GenevaDriveDataSource implements OnModuleInit {
   private source: DataSource | null = null;
   private familyName: DatabaseFamily = 'postgres';
-  private readonly sqliteMutex = new AsyncMutex();
+  private sqliteMutex = new AsyncMutex();
   private schemaFeatures: SchemaFeatures = { resumable: true, signals: true };
 
   constructor(
@@ -53,6 +56,14 @@ export class GenevaDriveDataSource implements OnModuleInit {
       }
     }
     this.familyName = databaseFamily(dataSource);
+    if (this.familyName === 'sqlite') this.sqliteMutex = sqliteMutexFor(dataSource);
+    if (this.familyName === 'mysql' && !hasUtcTimezone(dataSource)) {
+      (this.options.logger ?? new Logger('GenevaDrive')).warn(
+        "The MariaDB/MySQL data source does not set timezone: 'Z'. mysql2 then reads and writes DATETIME " +
+          "values in this process's local time zone, so step timestamps and schedules shift between hosts " +
+          "in different zones. Add timezone: 'Z' to the TypeORM options.",
+      );
+    }
     dataSource.subscribers.push(new AfterCommitSubscriber(this.dispatcher));
     this.source = dataSource;
     await this.refreshSchemaFeatures();
@@ -68,9 +79,11 @@ export class GenevaDriveDataSource implements OnModuleInit {
    * out of every read and write accordingly.
    */
   async refreshSchemaFeatures(): Promise<SchemaFeatures> {
-    this.schemaFeatures = await detectSchemaFeatures(this.dataSource);
-    applyColumnVisibility(this.dataSource, this.schemaFeatures);
-    return this.schemaFeatures;
+    const features = await detectSchemaFeatures(this.dataSource);
+    applyColumnVisibility(this.dataSource, features);
+    if (this.familyName === 'mysql') await adaptMysqlJsonColumns(this.dataSource, features);
+    this.schemaFeatures = features;
+    return features;
   }
 
   get dataSource(): DataSource {
@@ -106,21 +119,34 @@ export class GenevaDriveDataSource implements OnModuleInit {
       this.dispatcher.deferToCaller(callerRunner, uow.deferredJobs);
       return result;
     }
-    const run = async () => {
-      let uow!: UnitOfWork;
-      const result =
-        this.familyName === 'sqlite'
-          ? await this.dataSource.transaction((manager) => work((uow = this.newUnitOfWork(manager))))
-          : await this.dataSource.transaction('READ COMMITTED', (manager) =>
-              work((uow = this.newUnitOfWork(manager))),
-            );
-      await this.dispatcher.flush(uow.deferredJobs);
-      return result;
-    };
-    return this.familyName === 'sqlite' ? this.sqliteMutex.runExclusive(run) : run();
+    let uow!: UnitOfWork;
+    const result =
+      this.familyName === 'sqlite'
+        ? // One connection: library transactions take turns (the enqueue below needs no turn).
+          await this.sqliteMutex.runExclusive(() =>
+            this.dataSource.transaction((manager) => work((uow = this.newUnitOfWork(manager)))),
+          )
+        : await this.dataSource.transaction('READ COMMITTED', (manager) => work((uow = this.newUnitOfWork(manager))));
+    await this.dispatcher.flush(uow.deferredJobs);
+    return result;
+  }
+
+  /**
+   * Runs a single write outside any transaction (a resumable step's cursor checkpoint). On SQLite
+   * it waits for the mutex: better-sqlite3 has one connection, so a statement issued while a
+   * library transaction is open would run inside that transaction and share its fate.
+   */
+  write<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    if (this.familyName !== 'sqlite') return work(this.manager);
+    return this.sqliteMutex.runExclusive(() => work(this.manager));
   }
 
   private newUnitOfWork(manager: EntityManager): UnitOfWork {
-    return new UnitOfWork(manager, this.familyName !== 'sqlite', this.dispatcher.immediateEnqueuer());
+    return new UnitOfWork(
+      manager,
+      this.familyName !== 'sqlite',
+      this.dispatcher.immediateEnqueuer(),
+      this.familyName === 'mysql',
+    );
   }
 }

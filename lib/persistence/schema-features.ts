@@ -12,17 +12,22 @@ export interface SchemaFeatures {
 const RESUMABLE_COLUMNS = ['cursor', 'continues_from_id'];
 const SIGNAL_COLUMNS = ['signal_id', 'waiting_since'];
 
-/** Looks the optional columns and table up in the database. */
+/**
+ * Looks the optional columns and table up in the database. Column by column rather than through
+ * `getTable()`, which on MariaDB/MySQL also reads `typeorm_metadata` for the generated key columns.
+ */
 export async function detectSchemaFeatures(dataSource: DataSource): Promise<SchemaFeatures> {
   const runner = dataSource.createQueryRunner();
   try {
-    const table = await runner.getTable(dataSource.getMetadata(StepExecutionEntity).tablePath);
-    const has = (name: string) => table?.columns.some((column) => column.name === name) ?? false;
-    const signalsTable = await runner.hasTable(dataSource.getMetadata('SignalEntity').tablePath);
-    return {
-      resumable: RESUMABLE_COLUMNS.every(has),
-      signals: signalsTable && SIGNAL_COLUMNS.every(has),
+    const executions = dataSource.getMetadata(StepExecutionEntity).tablePath;
+    const hasAll = async (columns: string[]) => {
+      for (const column of columns) if (!(await runner.hasColumn(executions, column))) return false;
+      return true;
     };
+    const resumable = await hasAll(RESUMABLE_COLUMNS);
+    const signals =
+      (await runner.hasTable(dataSource.getMetadata('SignalEntity').tablePath)) && (await hasAll(SIGNAL_COLUMNS));
+    return { resumable, signals };
   } finally {
     await runner.release();
   }

@@ -96,7 +96,10 @@ export class StepInvoker {
     };
     const writeCursor = async (cursor: unknown) => {
       this.checkCursorSize(cursor, step.name);
-      await manager.update(StepExecutionEntity, { id: execution.id }, { cursor: cursor as object, updatedAt: new Date() });
+      // Through database.write: on SQLite it waits for the mutex instead of landing in another transaction.
+      await this.database.write((writer) =>
+        writer.update(StepExecutionEntity, { id: execution.id }, { cursor: cursor as object, updatedAt: new Date() }),
+      );
       execution.cursor = cursor;
     };
     return new IterableStepImpl(execution.cursor, execution.continuesFromId !== null, writeCursor, interrupter);

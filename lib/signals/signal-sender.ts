@@ -55,7 +55,7 @@ export class SignalSender {
         );
       }
       const signal = await this.signals.insert(uow, { workflowId: workflow.id, name, idempotencyKey, payload });
-      if (workflow.state === 'paused') return signal;
+      if (signal.duplicateDelivery || workflow.state === 'paused') return signal;
       const definition = this.registry.findByName(workflow.type);
       if (!definition) return signal;
       const hero =

@@ -3,49 +3,77 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import { v7 as uuidv7 } from 'uuid';
 import { SignalEntity } from '../entities/signal.entity';
 import { StepExecutionEntity } from '../entities/step-execution.entity';
+import { isUniqueViolation, lockingRead } from '../persistence/sql-dialect';
 import type { UnitOfWork } from '../persistence/unit-of-work';
 
 /**
  * Reads and writes of signal rows. Every caller holds the workflow row lock, so reads that decide
- * a transition see every committed signal of the workflow (and are locking reads where needed).
+ * a transition see every committed signal of the workflow; on MariaDB/MySQL they are also locking
+ * reads (`uow.lockingReads`, SPEC §15.10).
  */
 @Injectable()
 export class SignalStore {
+  /** The duplicate-signal lookup. */
   findByKey(uow: UnitOfWork, workflowId: string, name: string, idempotencyKey: string): Promise<SignalEntity | null> {
-    return uow.manager.findOne(SignalEntity, { where: { workflowId, name, idempotencyKey } });
+    return lockingRead(
+      uow,
+      uow.manager
+        .createQueryBuilder(SignalEntity, 'signal')
+        .where('signal.workflowId = :workflowId', { workflowId })
+        .andWhere('signal.name = :name', { name })
+        .andWhere('signal.idempotencyKey = :idempotencyKey', { idempotencyKey }),
+    ).getOne();
   }
 
   findById(uow: UnitOfWork, id: string): Promise<SignalEntity | null> {
-    return uow.manager.findOne(SignalEntity, { where: { id } });
+    return lockingRead(
+      uow,
+      uow.manager.createQueryBuilder(SignalEntity, 'signal').where('signal.id = :id', { id }),
+    ).getOne();
   }
 
   /** Signals not yet consumed, oldest first (FIFO). */
   attachable(uow: UnitOfWork, workflowId: string): Promise<SignalEntity[]> {
-    return uow.manager
-      .createQueryBuilder(SignalEntity, 'signal')
-      .where('signal.workflowId = :workflowId', { workflowId })
-      .andWhere("signal.state <> 'consumed'")
-      .orderBy('signal.createdAt', 'ASC')
-      .addOrderBy('signal.id', 'ASC')
-      .getMany();
+    return lockingRead(
+      uow,
+      uow.manager
+        .createQueryBuilder(SignalEntity, 'signal')
+        .where('signal.workflowId = :workflowId', { workflowId })
+        .andWhere("signal.state <> 'consumed'")
+        .orderBy('signal.createdAt', 'ASC')
+        .addOrderBy('signal.id', 'ASC'),
+    ).getMany();
   }
 
   /** Executions parked waiting for a signal, oldest first. */
   waitingExecutions(uow: UnitOfWork, workflowId: string): Promise<StepExecutionEntity[]> {
-    return uow.manager.find(StepExecutionEntity, {
-      where: { workflowId, state: 'waiting' },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
+    return lockingRead(
+      uow,
+      uow.manager
+        .createQueryBuilder(StepExecutionEntity, 'execution')
+        .where('execution.workflowId = :workflowId', { workflowId })
+        .andWhere("execution.state = 'waiting'")
+        .orderBy('execution.createdAt', 'ASC')
+        .addOrderBy('execution.id', 'ASC'),
+    ).getMany();
   }
 
   /** Every execution ever attached to the signal. */
   attachedExecutions(uow: UnitOfWork, signalId: string): Promise<StepExecutionEntity[]> {
-    return uow.manager.find(StepExecutionEntity, {
-      where: { signalId },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
+    return lockingRead(
+      uow,
+      uow.manager
+        .createQueryBuilder(StepExecutionEntity, 'execution')
+        .where('execution.signalId = :signalId', { signalId })
+        .orderBy('execution.createdAt', 'ASC')
+        .addOrderBy('execution.id', 'ASC'),
+    ).getMany();
   }
 
+  /**
+   * Inserts a pending signal. With an idempotency key, a row already holding that key wins: it is
+   * returned with `duplicateDelivery = true` and nothing is inserted.
+   */
   async insert(
     uow: UnitOfWork,
     fields: Pick<SignalEntity, 'workflowId' | 'name' | 'idempotencyKey' | 'payload'>,
@@ -63,8 +91,36 @@ export class SignalStore {
       ...fields,
     } satisfies Partial<SignalEntity>);
     const { duplicateDelivery: _notAColumn, ...row } = signal;
-    await uow.manager.insert(SignalEntity, row as QueryDeepPartialEntity<SignalEntity>);
-    return signal;
+    if (fields.idempotencyKey === null) {
+      await uow.manager.insert(SignalEntity, row as QueryDeepPartialEntity<SignalEntity>);
+      return signal;
+    }
+    // The caller looked the key up under the workflow lock, so a conflict here is a redelivery
+    // that lookup could not see. PostgreSQL and SQLite skip the row (ON CONFLICT DO NOTHING);
+    // MariaDB/MySQL inserts in a savepoint and rolls back to it on the duplicate key (never
+    // INSERT IGNORE, which also hides truncation and other errors).
+    if (uow.lockingReads) {
+      try {
+        await uow.manager.transaction((savepoint) =>
+          savepoint.insert(SignalEntity, row as QueryDeepPartialEntity<SignalEntity>),
+        );
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
+    } else {
+      await uow.manager
+        .createQueryBuilder()
+        .insert()
+        .into(SignalEntity)
+        .values(row as QueryDeepPartialEntity<SignalEntity>)
+        .orIgnore()
+        .updateEntity(false)
+        .execute();
+    }
+    const stored = await this.findByKey(uow, fields.workflowId, fields.name, fields.idempotencyKey);
+    if (!stored || stored.id === signal.id) return signal;
+    stored.duplicateDelivery = true;
+    return stored;
   }
 
   async update(uow: UnitOfWork, signal: SignalEntity, changes: Partial<SignalEntity>): Promise<void> {

@@ -55,9 +55,8 @@ export class AppModule {
           useFactory: () => ({
             connection: parseRedisUrl(config.redisUrl),
             prefix: config.redisPrefix,
-            // Housekeeping (cleanup of old workflows, recovery of stuck steps) is not built yet;
-            // enable it once it lands. ScheduleModule is already imported above for it.
-            housekeeping: { enabled: false },
+            // Housekeeping (cleanup of old workflows, recovery of stuck steps, gauges) runs on its
+            // default cron ('*/5 * * * *') through the SchedulerRegistry imported above.
           }),
         }),
         OrdersModule,

@@ -4,7 +4,7 @@
  * `npm run typecheck` and by ts-jest through `contract.spec.ts`: a mismatch fails the build.
  *
  * Still outside the check, and arriving with their issues: `WorkflowService.signal()`
- * (signals), `IterableStep` behavior (resumable steps), `HousekeepingService` (housekeeping).
+ * (signals), `IterableStep` behavior (resumable steps).
  */
 import type * as Contract from 'nestjs-geneva-drive-contract';
 import type * as ContractTesting from 'nestjs-geneva-drive-contract/testing';
@@ -54,6 +54,7 @@ export type TypeChecks = [
   Assert<Fits<Impl.IterableStep<string>, Contract.IterableStep<string>>>,
   Assert<Fits<Impl.WorkflowService, Contract.WorkflowService>>,
   Assert<Fits<Impl.WorkflowRunner, Contract.WorkflowRunner>>,
+  Assert<Fits<Impl.HousekeepingService, Contract.HousekeepingService>>,
   Assert<Fits<Impl.ExceptionPolicy, Contract.ExceptionPolicy>>,
   Assert<Fits<Impl.SignalMatcher<{ amount: number }>, Contract.SignalMatcher<{ amount: number }>>>,
   Assert<Fits<ImplTesting.GenevaDriveTestingModuleOptions, ContractTesting.GenevaDriveTestingModuleOptions>>,

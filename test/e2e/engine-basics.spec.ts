@@ -1,9 +1,10 @@
 import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
 import { ThreeStepWorkflow, VoidableWorkflow } from '../fixtures/basic.workflows';
+import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
-describe('engine basics (PostgreSQL + BullMQ)', () => {
+describe(`engine basics (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   let journal: StepJournal;
 

@@ -2,9 +2,10 @@ import { InvalidStateError } from '../../lib';
 import { Order } from '../fixtures/order.entity';
 import { RetryingWorkflow, ScriptedWorkflow, ShortWaitWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
+import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
-describe('flow control and exceptions inside steps (PostgreSQL + BullMQ)', () => {
+describe(`flow control and exceptions inside steps (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   let script: StepScript;
   const reported: Error[] = [];

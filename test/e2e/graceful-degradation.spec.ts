@@ -5,14 +5,14 @@ import { IterationScript, TenItemsWorkflow } from '../fixtures/resumable.workflo
 import { PaymentWorkflow } from '../fixtures/signal.workflows';
 import { ScriptedWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
-import { dataSourceOptions } from './support/database';
+import { dataSourceOptions, testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
 /**
  * Code deployed before its migration: with only the base schema, plain workflows work, and
  * resumable or `waitFor` steps fail with MissingMigrationError until the migrations run.
  */
-describe('graceful degradation without the resumable and signals migrations (PostgreSQL)', () => {
+describe(`graceful degradation without the resumable and signals migrations (${testDatabaseLabel})`, () => {
   let harness: EngineHarness;
 
   beforeAll(async () => {

@@ -10,6 +10,9 @@ import {
 } from '../../lib/entities';
 import { GENEVA_DRIVE_MIGRATIONS } from '../../lib/migrations';
 import type { StepExecutionState, WorkflowState } from '../../lib/interfaces/states.interface';
+import { adaptMysqlJsonColumns } from '../../lib/persistence/mysql-json-columns';
+import { mariadbConnection } from './support/database';
+import { describeOn } from './support/describe-if';
 
 const PG = { host: '127.0.0.1', port: 5432, username: 'postgres', database: 'test' } as const;
 const TABLES = ['geneva_drive_workflows', 'geneva_drive_step_executions', 'geneva_drive_signals'];
@@ -28,6 +31,20 @@ async function adminQuery(sql: string): Promise<void> {
   } finally {
     await admin.destroy();
   }
+}
+
+/** Runs one statement on MariaDB outside the database under test (creating or dropping it). */
+async function mariadbAdminQuery(sql: string): Promise<void> {
+  const admin = await new DataSource({ ...mariadbConnection, database: 'test' }).initialize();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.destroy();
+  }
+}
+
+function isMysql(ds: DataSource): boolean {
+  return ds.options.type === 'mariadb' || ds.options.type === 'mysql';
 }
 
 function newWorkflow(ds: DataSource, overrides: Partial<WorkflowEntity> = {}): WorkflowEntity {
@@ -113,14 +130,23 @@ async function rerunAllUps(ds: DataSource): Promise<void> {
 }
 
 async function indexNames(ds: DataSource, table: string): Promise<string[]> {
+  if (isMysql(ds)) {
+    // Not getTable(): on MariaDB it also reads typeorm_metadata for the generated key columns.
+    const rows = await ds.query<Array<{ name: string }>>(
+      `SELECT DISTINCT INDEX_NAME AS name FROM information_schema.STATISTICS
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME <> 'PRIMARY'`,
+      [table],
+    );
+    return rows.map((row) => row.name).sort();
+  }
   return withQueryRunner(ds, async (qr) => {
     const loaded = await qr.getTable(table);
     return (loaded?.indices ?? []).map((index) => index.name ?? '').sort();
   });
 }
 
-/** Invariants enforced by the schema itself, shared by the PostgreSQL and SQLite suites. */
-function describeConstraints(getDataSource: () => DataSource): void {
+/** Invariants enforced by the schema itself, shared by the PostgreSQL, MariaDB and SQLite suites. */
+function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: { foreignKeys: boolean }): void {
   it('rejects a second ongoing workflow for the same (type, hero) until the first is over', async () => {
     const ds = getDataSource();
     const first = await saveWorkflow(ds, { heroId: 'unique-1' });
@@ -136,6 +162,16 @@ function describeConstraints(getDataSource: () => DataSource): void {
     const second = await saveWorkflow(ds, { heroId: 'unique-1' });
     await setWorkflowState(ds, second.id, 'canceled');
     await expect(saveWorkflow(ds, { heroId: 'unique-1' })).resolves.toBeDefined();
+  });
+
+  it('keys uniqueness on the exact (type, hero type, hero id): no field-boundary or case collisions', async () => {
+    const ds = getDataSource();
+    await saveWorkflow(ds, { type: 'ab', heroType: 'c', heroId: 'boundary-1' });
+    await saveWorkflow(ds, { type: 'a', heroType: 'bc', heroId: 'boundary-1' });
+    await saveWorkflow(ds, { type: 'a', heroType: 'b', heroId: 'cboundary-1' });
+    await saveWorkflow(ds, { heroId: 'Case-1' });
+    await saveWorkflow(ds, { heroId: 'case-1' });
+    await expect(saveWorkflow(ds, { heroId: 'case-1' })).rejects.toBeInstanceOf(QueryFailedError);
   });
 
   it('lets allow_multiple and heroless workflows coexist', async () => {
@@ -176,20 +212,38 @@ function describeConstraints(getDataSource: () => DataSource): void {
     );
     await repo.save(newSignal(ds, workflow.id, null));
     await repo.save(newSignal(ds, workflow.id, null));
+    // Keys compare exactly (MariaDB tables use a binary collation, not a case-insensitive one).
+    await repo.save(newSignal(ds, workflow.id, 'EVT-1'));
   });
 
-  it('deletes executions and signals with their workflow', async () => {
-    const ds = getDataSource();
-    const workflow = await saveWorkflow(ds, { heroId: 'cascade-1' });
-    await ds.getRepository(StepExecutionEntity).save(newExecution(ds, workflow.id, 'completed'));
-    await ds.getRepository(StepExecutionEntity).save(newExecution(ds, workflow.id, 'scheduled'));
-    await ds.getRepository(SignalEntity).save(newSignal(ds, workflow.id, 'evt-cascade'));
-    await ds.getRepository(WorkflowEntity).delete({ id: workflow.id });
-    expect(await ds.getRepository(StepExecutionEntity).countBy({ workflowId: workflow.id })).toBe(
-      0,
-    );
-    expect(await ds.getRepository(SignalEntity).countBy({ workflowId: workflow.id })).toBe(0);
-  });
+  if (foreignKeys) {
+    it('deletes executions and signals with their workflow', async () => {
+      const ds = getDataSource();
+      const workflow = await saveWorkflow(ds, { heroId: 'cascade-1' });
+      await ds.getRepository(StepExecutionEntity).save(newExecution(ds, workflow.id, 'completed'));
+      await ds.getRepository(StepExecutionEntity).save(newExecution(ds, workflow.id, 'scheduled'));
+      await ds.getRepository(SignalEntity).save(newSignal(ds, workflow.id, 'evt-cascade'));
+      await ds.getRepository(WorkflowEntity).delete({ id: workflow.id });
+      expect(await ds.getRepository(StepExecutionEntity).countBy({ workflowId: workflow.id })).toBe(
+        0,
+      );
+      expect(await ds.getRepository(SignalEntity).countBy({ workflowId: workflow.id })).toBe(0);
+    });
+  } else {
+    it('has no foreign keys: children stay until deleted explicitly, as the library does', async () => {
+      const ds = getDataSource();
+      const workflow = await saveWorkflow(ds, { heroId: 'cascade-1' });
+      await ds.getRepository(StepExecutionEntity).save(newExecution(ds, workflow.id, 'scheduled'));
+      await ds.getRepository(SignalEntity).save(newSignal(ds, workflow.id, 'evt-cascade'));
+      await ds.getRepository(WorkflowEntity).delete({ id: workflow.id });
+      expect(await ds.getRepository(StepExecutionEntity).countBy({ workflowId: workflow.id })).toBe(
+        1,
+      );
+      expect(await ds.getRepository(SignalEntity).countBy({ workflowId: workflow.id })).toBe(1);
+      await ds.getRepository(StepExecutionEntity).delete({ workflowId: workflow.id });
+      await ds.getRepository(SignalEntity).delete({ workflowId: workflow.id });
+    });
+  }
 
   it('round-trips dates with milliseconds, JSON key order and date cursors', async () => {
     const ds = getDataSource();
@@ -228,7 +282,7 @@ function describeConstraints(getDataSource: () => DataSource): void {
       .findOneByOrFail({ id: execution.id });
     expect(reloaded.cursor).toEqual(cursor);
     expect((reloaded.cursor as { after: unknown }).after).toBeInstanceOf(Date);
-    expect(Object.keys((reloaded.metadata?.user ?? {}) as object)).toEqual(['b', 'a']);
+    expect(Object.keys(reloaded.metadata?.user ?? {})).toEqual(['b', 'a']);
     expect(reloaded.waitingSince?.getTime()).toBe(at.getTime());
     expect(reloaded.scheduledFor.getTime()).toBe(at.getTime());
     expect(reloaded.startedAt).toBeNull();
@@ -237,6 +291,21 @@ function describeConstraints(getDataSource: () => DataSource): void {
     const reloadedSignal = await ds.getRepository(SignalEntity).findOneByOrFail({ id: signal.id });
     expect(reloadedSignal.claimed).toBe(0);
     expect(reloadedSignal.payload).toBeNull();
+
+    // JSON values that are strings which themselves read as JSON come back as those strings.
+    const payloads: unknown[] = ['123', '{"x":1}', 'true', 'null', '"q"', 7, false, [2, '1'], 'Zürich ✓'];
+    for (const payload of payloads) {
+      const saved = await ds
+        .getRepository(SignalEntity)
+        .save({ ...newSignal(ds, workflow.id, null), payload });
+      const loaded = await ds.getRepository(SignalEntity).findOneByOrFail({ id: saved.id });
+      expect(loaded.payload).toStrictEqual(payload);
+    }
+    const stringCursor = await ds
+      .getRepository(StepExecutionEntity)
+      .save(newExecution(ds, workflow.id, 'completed', { cursor: '42' }));
+    const reloadedCursor = await ds.getRepository(StepExecutionEntity).findOneByOrFail({ id: stringCursor.id });
+    expect(reloadedCursor.cursor).toBe('42');
   });
 
   it('survives re-running every up() over a complete schema', async () => {
@@ -288,7 +357,9 @@ describe('GENEVA_DRIVE_MIGRATIONS', () => {
   });
 });
 
-describe('migrations on PostgreSQL (own schema)', () => {
+// Each server's migration suite runs in the e2e run for that database (GENEVA_TEST_DB), so a run
+// needs only its own server; the SQLite suite needs none and always runs.
+describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
   const schema = `gd_mig_${randomBytes(4).toString('hex')}`;
   let ds: DataSource;
 
@@ -405,7 +476,7 @@ describe('migrations on PostgreSQL (own schema)', () => {
     expect(col('geneva_drive_step_executions', 'finished_at').datetime_precision).toBe(3);
   });
 
-  describeConstraints(() => ds);
+  describeConstraints(() => ds, { foreignKeys: true });
 
   it('restores what a partial run left out when up() runs again', async () => {
     await ds.query(`DROP INDEX "${schema}"."index_geneva_drive_step_executions_one_active"`);
@@ -435,7 +506,7 @@ describe('migrations on PostgreSQL (own schema)', () => {
   });
 });
 
-describe('migrations on PostgreSQL (schema from search_path only)', () => {
+describeOn('postgres')('migrations on PostgreSQL (schema from search_path only)', () => {
   const schema = `gd_mig_sp_${randomBytes(4).toString('hex')}`;
   let ds: DataSource;
 
@@ -474,6 +545,160 @@ describe('migrations on PostgreSQL (schema from search_path only)', () => {
   });
 });
 
+describeOn('mariadb')('migrations on MariaDB (own database)', () => {
+  const database = `gd_mig_${randomBytes(4).toString('hex')}`;
+  let ds: DataSource;
+
+  const columns = (table: string) =>
+    ds.query<
+      Array<{
+        name: string;
+        dataType: string;
+        columnType: string;
+        precision: number | null;
+        nullable: string;
+        columnDefault: string | null;
+        extra: string;
+        expression: string | null;
+      }>
+    >(
+      `SELECT COLUMN_NAME AS name, DATA_TYPE AS dataType, COLUMN_TYPE AS columnType,
+              DATETIME_PRECISION AS \`precision\`, IS_NULLABLE AS nullable, COLUMN_DEFAULT AS columnDefault,
+              EXTRA AS extra, GENERATION_EXPRESSION AS expression
+         FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
+      [database, table],
+    );
+
+  beforeAll(async () => {
+    await mariadbAdminQuery(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4`);
+    ds = await new DataSource({
+      ...mariadbConnection,
+      database,
+      entities: GENEVA_DRIVE_ENTITIES,
+      migrations: GENEVA_DRIVE_MIGRATIONS,
+    }).initialize();
+    expect(await ds.runMigrations()).toHaveLength(3);
+    // What GenevaDriveModule does at boot: JSON columns decoded exactly once (see the round trip).
+    await adaptMysqlJsonColumns(ds, { resumable: true, signals: true });
+  });
+
+  afterAll(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+    await mariadbAdminQuery(`DROP DATABASE IF EXISTS \`${database}\``);
+  });
+
+  it('creates the tables, the generated key columns and the indexes in the DataSource database', async () => {
+    const tables = await ds.query<Array<{ name: string; collation: string }>>(
+      `SELECT TABLE_NAME AS name, TABLE_COLLATION AS collation FROM information_schema.TABLES
+        WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'geneva\\_drive\\_%' ORDER BY TABLE_NAME`,
+      [database],
+    );
+    expect(tables.map((row) => row.name)).toEqual([...TABLES].sort());
+    expect(new Set(tables.map((row) => row.collation))).toEqual(new Set(['utf8mb4_bin']));
+
+    const generated = [
+      ...(await columns('geneva_drive_workflows')),
+      ...(await columns('geneva_drive_step_executions')),
+    ].filter((column) => column.expression);
+    expect(generated.map((column) => [column.name, column.columnType, column.extra])).toEqual([
+      ['ongoing_unique_key', 'binary(16)', 'STORED GENERATED'],
+      ['active_unique_key', 'binary(16)', 'STORED GENERATED'],
+    ]);
+    expect(generated[0].expression).toMatch(
+      /^if\(`state` not in \('finished','canceled'\) and `allow_multiple` = 0 and `hero_id` is not null,unhex\(md5\(concat_ws\(.*char\(31\).*`type`,`hero_type`,`hero_id`\)\)\),NULL\)$/,
+    );
+    expect(generated[1].expression).toMatch(/^if\(`state` in \('scheduled','in_progress'\),unhex\(md5\(/);
+
+    const indexes = await ds.query<Array<{ name: string; unique: string | number; columns: string }>>(
+      `SELECT INDEX_NAME AS name, MIN(NON_UNIQUE) = 0 AS \`unique\`,
+              GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) AS columns
+         FROM information_schema.STATISTICS
+        WHERE TABLE_SCHEMA = ? AND INDEX_NAME LIKE 'index\\_geneva\\_drive\\_%' GROUP BY INDEX_NAME`,
+      [database],
+    );
+    const index = (name: string) => {
+      const found = indexes.find((row) => row.name === name);
+      return found ? `${Number(found.unique) ? 'UNIQUE ' : ''}(${found.columns})` : `<missing ${name}>`;
+    };
+    expect(indexes).toHaveLength(14);
+    expect(index('index_geneva_drive_workflows_unique_ongoing')).toBe('UNIQUE (ongoing_unique_key)');
+    expect(index('index_geneva_drive_step_executions_one_active')).toBe('UNIQUE (active_unique_key)');
+    expect(index('index_geneva_drive_step_executions_in_progress_started_at')).toBe('(state,started_at)');
+    expect(index('index_geneva_drive_signals_dedup')).toBe('UNIQUE (workflow_id,name,idempotency_key)');
+
+    const foreignKeys = await ds.query<unknown[]>(
+      'SELECT CONSTRAINT_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ?',
+      [database],
+    );
+    expect(foreignKeys).toEqual([]);
+  });
+
+  it('uses the per-driver column types of SPEC §15.5', async () => {
+    const all = new Map<string, Awaited<ReturnType<typeof columns>>[number]>();
+    for (const table of TABLES) {
+      for (const column of await columns(table)) all.set(`${table}.${column.name}`, column);
+    }
+    const col = (name: string) => {
+      const found = all.get(name);
+      if (!found) throw new Error(`missing column ${name}`);
+      return found;
+    };
+    for (const table of TABLES) {
+      expect(col(`${table}.id`).columnType).toBe('char(36)');
+      expect(col(`${table}.created_at`)).toMatchObject({ columnType: 'datetime(3)', columnDefault: null });
+      expect(Number(col(`${table}.created_at`).precision)).toBe(3);
+    }
+    expect(col('geneva_drive_step_executions.workflow_id').columnType).toBe('char(36)');
+    expect(col('geneva_drive_step_executions.continues_from_id').columnType).toBe('char(36)');
+    expect(col('geneva_drive_step_executions.signal_id').columnType).toBe('char(36)');
+    expect(col('geneva_drive_step_executions.waiting_since').columnType).toBe('datetime(3)');
+    expect(col('geneva_drive_workflows.hero_id').columnType).toBe('varchar(255)');
+    expect(col('geneva_drive_workflows.allow_multiple')).toMatchObject({ columnType: 'tinyint(1)', columnDefault: '0' });
+    expect(col('geneva_drive_signals.claimed').dataType).toBe('int');
+    expect(col('geneva_drive_step_executions.error_backtrace').dataType).toBe('mediumtext');
+    // MariaDB's json: LONGTEXT with a JSON_VALID check.
+    const checks = await ds.query<Array<{ clause: string }>>(
+      'SELECT CHECK_CLAUSE AS clause FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ?',
+      [database],
+    );
+    for (const json of ['geneva_drive_workflows.metadata', 'geneva_drive_step_executions.metadata', 'geneva_drive_step_executions.cursor', 'geneva_drive_signals.payload']) {
+      expect(col(json).dataType).toBe('longtext');
+      expect(checks.map((check) => check.clause)).toContain(`json_valid(\`${json.split('.')[1]}\`)`);
+    }
+  });
+
+  describeConstraints(() => ds, { foreignKeys: false });
+
+  it('restores what a partial run left out when up() runs again', async () => {
+    await ds.query('DROP INDEX `index_geneva_drive_step_executions_one_active` ON `geneva_drive_step_executions`');
+    await ds.query('ALTER TABLE `geneva_drive_workflows` DROP COLUMN `ongoing_unique_key`');
+    await ds.query('ALTER TABLE `geneva_drive_step_executions` DROP COLUMN `waiting_since`');
+    expect(await indexNames(ds, 'geneva_drive_workflows')).not.toContain('index_geneva_drive_workflows_unique_ongoing');
+    await rerunAllUps(ds);
+    expect(await indexNames(ds, 'geneva_drive_step_executions')).toContain(
+      'index_geneva_drive_step_executions_one_active',
+    );
+    expect(await indexNames(ds, 'geneva_drive_workflows')).toContain('index_geneva_drive_workflows_unique_ongoing');
+    await withQueryRunner(ds, async (qr) => {
+      expect(await qr.hasColumn('geneva_drive_step_executions', 'waiting_since')).toBe(true);
+      expect(await qr.hasColumn('geneva_drive_workflows', 'ongoing_unique_key')).toBe(true);
+    });
+    // The rebuilt key enforces the rule again.
+    await saveWorkflow(ds, { heroId: 'rebuilt-1' });
+    await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(QueryFailedError);
+  });
+
+  it('undoes all three migrations and applies them again', async () => {
+    await undoAllAndRedo(ds);
+    const tables = await ds.query<Array<{ name: string }>>(
+      'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
+      [database],
+    );
+    // No typeorm_metadata: the generated columns are plain SQL, unknown to TypeORM's bookkeeping.
+    expect(tables.map((row) => row.name).sort()).toEqual(['migrations', ...TABLES].sort());
+  });
+});
+
 describe('migrations on SQLite (better-sqlite3, in memory)', () => {
   let ds: DataSource;
 
@@ -505,7 +730,7 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
     expect(rows).toHaveLength(14);
   });
 
-  describeConstraints(() => ds);
+  describeConstraints(() => ds, { foreignKeys: true });
 
   it('undoes all three migrations and applies them again', async () => {
     await undoAllAndRedo(ds);

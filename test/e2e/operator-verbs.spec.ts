@@ -5,9 +5,10 @@ import { Order } from '../fixtures/order.entity';
 import { DelayedStartWorkflow, ScriptedWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { Deferred } from './support/deferred';
+import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
-describe('operator verbs from every state (PostgreSQL + BullMQ)', () => {
+describe(`operator verbs from every state (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   let script: StepScript;
 

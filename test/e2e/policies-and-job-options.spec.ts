@@ -1,4 +1,4 @@
-import type { ErrorReportContext } from '../../lib';
+import { WorkflowEntity, type ErrorReportContext } from '../../lib';
 import { Order } from '../fixtures/order.entity';
 import {
   BackoffWorkflow,
@@ -13,11 +13,12 @@ import {
   ThrowingSkipIfWorkflow,
 } from '../fixtures/policy.workflows';
 import { StepScript } from '../fixtures/step-script';
+import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
 const WORKFLOWS = [PolicyWorkflow, ImperativeWorkflow, BackoffWorkflow, ThrowingSkipIfWorkflow, RoutedWorkflow];
 
-describe('exception policies and job options (PostgreSQL + BullMQ)', () => {
+describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   let script: StepScript;
   const reports: Array<{ error: Error; context: ErrorReportContext }> = [];
@@ -161,7 +162,7 @@ describe('exception policies and job options (PostgreSQL + BullMQ)', () => {
     const order = await harness.dataSource.getRepository(Order).save({ status: 'new' });
     const workflow = await harness.service.start(PolicyWorkflow, { hero: order });
     await harness.service.pause(workflow);
-    await harness.dataSource.query(`UPDATE "${harness.schema}"."geneva_drive_workflows" SET hero_type = 'Vanished' WHERE id = $1`, [workflow.id]);
+    await harness.dataSource.getRepository(WorkflowEntity).update({ id: workflow.id }, { heroType: 'Vanished' });
     await harness.service.resume(workflow);
     await harness.waitForState(workflow.id, 'canceled', 20_000);
     // The first execution may have run (or been canceled by the pause) before hero_type changed;
@@ -213,7 +214,7 @@ describe('exception policies and job options (PostgreSQL + BullMQ)', () => {
   });
 });
 
-describe('priorities on a real worker (PostgreSQL + BullMQ)', () => {
+describe(`priorities on a real worker (${testDatabaseLabel} + BullMQ)`, () => {
   it('a high-priority step runs ahead of a backlog of low-priority jobs', async () => {
     const producer = await EngineHarness.boot({
       workflows: [PrioritizedWorkflow],

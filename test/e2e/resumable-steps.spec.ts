@@ -9,12 +9,13 @@ import {
 } from '../fixtures/resumable.workflows';
 import { Subscriber } from '../fixtures/subscriber.entity';
 import { Deferred } from './support/deferred';
+import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
 const WORKFLOWS = [TenItemsWorkflow, ScriptedResumableWorkflow, TimedResumableWorkflow, SubscribersWorkflow];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('resumable steps (PostgreSQL + BullMQ)', () => {
+describe(`resumable steps (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   let script: IterationScript;
 
@@ -178,6 +179,18 @@ describe('resumable steps (PostgreSQL + BullMQ)', () => {
     expect([failed.outcome, failed.cursor, successor.continuesFromId]).toEqual(['reattempted', 2, failed.id]);
   });
 
+  it('a string cursor that reads as JSON ("42") comes back as that string', async () => {
+    const order = await newOrder();
+    let seen: unknown;
+    script.plan(order, async (iter) => {
+      if (iter.cursor === null) return iter.skipTo('42');
+      seen = iter.cursor;
+    });
+    const workflow = await harness.service.start(ScriptedResumableWorkflow, { hero: order });
+    await harness.waitForState(workflow.id, 'finished');
+    expect(seen).toBe('42');
+  });
+
   it('a Date cursor comes back as a Date; a cursor over maxCursorSize pauses with CursorTooLargeError', async () => {
     const dated = await newOrder();
     const when = new Date('2026-01-02T03:04:05.678Z');
@@ -200,7 +213,7 @@ describe('resumable steps (PostgreSQL + BullMQ)', () => {
   });
 });
 
-describe('resumable steps across a restart (PostgreSQL + BullMQ)', () => {
+describe(`resumable steps across a restart (${testDatabaseLabel} + BullMQ)`, () => {
   it('closing the app mid-iteration loses no item: a new process continues from the checkpoint', async () => {
     const first = await EngineHarness.boot({ workflows: WORKFLOWS, providers: [IterationScript], entities: [Order] });
     const order = await first.dataSource.getRepository(Order).save({ status: 'new' });

@@ -7,13 +7,14 @@ import {
 import { Order } from '../fixtures/order.entity';
 import { ScriptedWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
+import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
 /**
  * The runner driven directly (`worker: false`: this process only enqueues), so each test decides
  * exactly when and how often an execution runs.
  */
-describe('runner guards, races and transactions (PostgreSQL + Redis)', () => {
+describe(`runner guards, races and transactions (${testDatabaseLabel} + Redis)`, () => {
   let harness: EngineHarness;
   let script: StepScript;
 
@@ -106,6 +107,43 @@ describe('runner guards, races and transactions (PostgreSQL + Redis)', () => {
       expect(lost).toHaveLength(1);
       expect(lost[0].reason).toBeInstanceOf(WorkflowAlreadyOngoingError);
       expect(await harness.service.list({ workflow: ScriptedWorkflow, hero: order })).toHaveLength(1);
+    }
+  });
+
+  it('two app instances on one database racing start() and operator verbs: one workflow per hero, no lock errors', async () => {
+    // On SQLite the two DataSources are two connections to one file: the library's mutex is per
+    // file, so their transactions take turns instead of failing with SQLITE_BUSY.
+    const other = await EngineHarness.boot({
+      workflows: [ScriptedWorkflow],
+      providers: [StepScript],
+      entities: [Order],
+      options: { worker: false },
+      reuse: { schema: harness.schema, prefix: harness.prefix },
+    });
+    try {
+      for (let round = 0; round < 10; round++) {
+        const order = await orders().save({ status: 'new' });
+        const results = await Promise.allSettled([
+          harness.service.start(ScriptedWorkflow, { hero: order }),
+          other.service.start(ScriptedWorkflow, { hero: order }),
+          harness.service.start(ScriptedWorkflow, { hero: order }),
+        ]);
+        const won = results.filter((result) => result.status === 'fulfilled');
+        expect(won).toHaveLength(1);
+        for (const lost of results.filter((result) => result.status === 'rejected')) {
+          expect(lost.reason).toBeInstanceOf(WorkflowAlreadyOngoingError);
+        }
+        const workflow = won[0].value;
+        await Promise.all([
+          harness.service.pause(workflow),
+          other.service.setStepJobOptions(workflow, { priority: 3 }),
+          harness.service.setStepJobOptions(workflow, { priority: 4 }),
+        ]);
+        await other.service.cancel(workflow);
+        expect((await harness.service.find(workflow.id))?.state).toBe('canceled');
+      }
+    } finally {
+      await other.closeApp();
     }
   });
 

@@ -16,11 +16,12 @@ import {
 } from '../fixtures/signal.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { Deferred } from './support/deferred';
+import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
 const WORKFLOWS = [PaymentWorkflow, TwoApprovalsWorkflow, MatcherWorkflow, ExplodingMatcherWorkflow, SkippingSignalWorkflow];
 
-describe('signals with BullMQ workers (PostgreSQL + Redis)', () => {
+describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
   let harness: EngineHarness;
   let script: StepScript;
 
@@ -122,6 +123,22 @@ describe('signals with BullMQ workers (PostgreSQL + Redis)', () => {
     await harness.service.resume(workflow);
     await harness.waitForState(workflow.id, 'finished');
     expect((await signalRow(workflow, 'payment')).state).toBe('consumed');
+  });
+
+  it('payloads come back exactly as sent, strings that read as JSON included; idempotency keys are case-sensitive', async () => {
+    const workflow = await harness.service.start(PaymentWorkflow, { hero: await newOrder() });
+    await harness.service.pause(workflow);
+    const payloads: unknown[] = ['123', '{"x":1}', 'true', '"q"', 7, false, [2, '1'], { zeta: 1, Alpha: { b: 2, a: 1 } }, 'Zürich ✓'];
+    for (const [i, payload] of payloads.entries()) {
+      await harness.service.signal(workflow, 'note', { payload, idempotencyKey: `key-${i}` });
+    }
+    const upper = await harness.service.signal(workflow, 'note', { payload: 'upper', idempotencyKey: 'KEY-0' });
+    expect(upper.duplicateDelivery).toBe(false);
+    const rows = (await harness.service.signals(workflow)).filter((signal) => signal.name === 'note');
+    expect(rows.map((row) => row.payload)).toStrictEqual([...payloads, 'upper']);
+    expect(Object.keys(rows[7].payload as object)).toEqual(['zeta', 'Alpha']);
+    expect(Object.keys((rows[7].payload as { Alpha: object }).Alpha)).toEqual(['b', 'a']);
+    await harness.service.cancel(workflow);
   });
 
   it('argument errors and oversized payloads reject before anything is written', async () => {
@@ -252,7 +269,7 @@ describe('signals with BullMQ workers (PostgreSQL + Redis)', () => {
  * The rendezvous raced on the real database: the runner is driven directly (`worker: false`), so
  * a signal and the step's gate run truly concurrently, round after round.
  */
-describe('signal races (PostgreSQL)', () => {
+describe(`signal races (${testDatabaseLabel})`, () => {
   let harness: EngineHarness;
   let script: StepScript;
 

@@ -36,9 +36,14 @@ import {
   SignupWorkflow,
   TESTING_MODULE_WORKFLOWS,
 } from '../fixtures/testing-module.workflows';
-import { createSchema, dataSourceOptions, dropSchema } from './support/database';
+import { createSchema, dataSourceOptions, dropSchema, testDatabase, type TestDatabase } from './support/database';
 
-type Database = 'sqlite' | 'postgres';
+/**
+ * `sqlite` is an in-memory database (what users' own workflow tests can use, no server); the
+ * other is the e2e run's database (GENEVA_TEST_DB), left out when that is SQLite already.
+ */
+type Database = 'sqlite' | TestDatabase;
+const DATABASES: Database[] = testDatabase === 'sqlite' ? ['sqlite'] : ['sqlite', testDatabase];
 
 /** A test app the way users write one: their DataSource, the testing module, their workflows. */
 class TestApp {
@@ -51,7 +56,7 @@ class TestApp {
     database: Database,
     options?: GenevaDriveTestingModuleOptions,
   ): Promise<TestApp> {
-    const schema = database === 'postgres' ? await createSchema('gd_testing') : null;
+    const schema = database === 'sqlite' ? null : await createSchema('gd_testing');
     const typeorm =
       schema === null
         ? TypeOrmModule.forRoot({
@@ -129,7 +134,7 @@ class TestApp {
   }
 }
 
-describe.each<Database>(['sqlite', 'postgres'])('GenevaDriveTestingModule on %s', (database) => {
+describe.each<Database>(DATABASES)('GenevaDriveTestingModule on %s', (database) => {
   let t: TestApp;
 
   beforeAll(async () => {
@@ -435,7 +440,7 @@ describe.each<Database>(['sqlite', 'postgres'])('GenevaDriveTestingModule on %s'
   });
 });
 
-describe.each<Database>(['sqlite', 'postgres'])(
+describe.each<Database>(DATABASES)(
   'GenevaDriveTestingModule with autoRun on %s',
   (database) => {
     let t: TestApp;

@@ -18,10 +18,10 @@ import {
 } from '../fixtures/definition.workflows';
 import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
-import { createSchema, dataSourceOptions, dropSchema, postgresConnection } from './support/database';
+import { connectionOptions, createSchema, dataSourceOptions, dropSchema, testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
-describe('workflow definitions at runtime (PostgreSQL + BullMQ)', () => {
+describe(`workflow definitions at runtime (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   let journal: StepJournal;
 
@@ -130,7 +130,7 @@ describe('boot-time validation', () => {
     const typeorm = {
       'with-entities': () => [TypeOrmModule.forRoot({ ...dataSourceOptions(schema, [Order]), retryAttempts: 0 })],
       'without-entities': () => [
-        TypeOrmModule.forRoot({ ...postgresConnection, schema, entities: [Order], retryAttempts: 0 }),
+        TypeOrmModule.forRoot({ ...connectionOptions(schema), entities: [Order], retryAttempts: 0 }),
       ],
       none: () => [],
     }[database]();

@@ -13,23 +13,25 @@ import {
   type StepExecutionEntity,
   type WorkflowEntity,
 } from '../../../lib';
-import { createSchema, dataSourceOptions, dropSchema } from './database';
+import { createSchema, dataSourceOptions, dropSchema, type EntitySchemaTarget } from './database';
 
 export interface EngineHarnessOptions {
   workflows: Provider[];
-  entities?: Function[];
+  entities?: EntitySchemaTarget[];
   providers?: Provider[];
   options?: GenevaDriveModuleOptions;
   imports?: Array<Type<unknown>>;
   /** Migrations to run (default: all of GENEVA_DRIVE_MIGRATIONS). */
   migrations?: Array<new () => MigrationInterface>;
-  /** Boot on an existing schema and BullMQ prefix (a restart of the same deployment). */
+  /** Boot on an existing namespace and BullMQ prefix (a restart of the same deployment). */
   reuse?: { schema: string; prefix: string };
 }
 
 /**
- * A real NestJS app on real PostgreSQL (fresh schema) and Redis (fresh BullMQ prefix), as users
- * run it. `close()` closes the app, obliterates the queues and drops the schema.
+ * A real NestJS app on a real database and Redis (fresh BullMQ prefix), as users run it. The
+ * database is GENEVA_TEST_DB's (support/database.ts), in a namespace of the harness's own: a
+ * PostgreSQL schema, a MariaDB database or a SQLite file, named by `schema`. `close()` closes the
+ * app, obliterates the queues and drops that namespace.
  */
 export class EngineHarness {
   private readonly queues = new Map<string, Queue>();
