@@ -37,7 +37,11 @@ export function mysqlHasTable(queryRunner: QueryRunner, tableName: string): Prom
   );
 }
 
-export function mysqlHasColumn(queryRunner: QueryRunner, tableName: string, column: string): Promise<boolean> {
+export function mysqlHasColumn(
+  queryRunner: QueryRunner,
+  tableName: string,
+  column: string,
+): Promise<boolean> {
   return exists(
     queryRunner,
     'SELECT 1 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND COLUMN_NAME = ? LIMIT 1',
@@ -45,7 +49,11 @@ export function mysqlHasColumn(queryRunner: QueryRunner, tableName: string, colu
   );
 }
 
-export function mysqlHasIndex(queryRunner: QueryRunner, tableName: string, index: string): Promise<boolean> {
+export function mysqlHasIndex(
+  queryRunner: QueryRunner,
+  tableName: string,
+  index: string,
+): Promise<boolean> {
   return exists(
     queryRunner,
     'SELECT 1 FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND INDEX_NAME = ? LIMIT 1',
@@ -57,9 +65,11 @@ export function mysqlHasIndex(queryRunner: QueryRunner, tableName: string, index
 function columnSql(queryRunner: QueryRunner, column: TableColumn): string {
   let type = column.type;
   if (column.length) type += `(${column.length})`;
-  else if (column.precision !== undefined && column.precision !== null) type += `(${column.precision})`;
+  else if (column.precision !== undefined && column.precision !== null)
+    type += `(${column.precision})`;
   const parts = [escape(queryRunner, column.name), type, column.isNullable ? 'NULL' : 'NOT NULL'];
-  if (column.default !== undefined && column.default !== null) parts.push(`DEFAULT ${String(column.default)}`);
+  if (column.default !== undefined && column.default !== null)
+    parts.push(`DEFAULT ${String(column.default)}`);
   return parts.join(' ');
 }
 
@@ -69,7 +79,9 @@ function columnSql(queryRunner: QueryRunner, column: TableColumn): string {
  */
 export async function mysqlEnsureTable(queryRunner: QueryRunner, definition: Table): Promise<void> {
   if (await mysqlHasTable(queryRunner, definition.name)) return;
-  const primary = definition.columns.filter((column) => column.isPrimary).map((column) => escape(queryRunner, column.name));
+  const primary = definition.columns
+    .filter((column) => column.isPrimary)
+    .map((column) => escape(queryRunner, column.name));
   const lines = definition.columns.map((column) => columnSql(queryRunner, column));
   if (primary.length > 0) lines.push(`PRIMARY KEY (${primary.join(', ')})`);
   await queryRunner.query(
@@ -79,18 +91,28 @@ export async function mysqlEnsureTable(queryRunner: QueryRunner, definition: Tab
 }
 
 /** Adds the missing columns in one statement. */
-export async function mysqlEnsureColumns(queryRunner: QueryRunner, tableName: string, columns: TableColumn[]): Promise<void> {
+export async function mysqlEnsureColumns(
+  queryRunner: QueryRunner,
+  tableName: string,
+  columns: TableColumn[],
+): Promise<void> {
   const missing: TableColumn[] = [];
   for (const column of columns) {
     if (!(await mysqlHasColumn(queryRunner, tableName, column.name))) missing.push(column);
   }
   if (missing.length === 0) return;
   const clauses = missing.map((column) => `ADD COLUMN ${columnSql(queryRunner, column)}`);
-  await queryRunner.query(`ALTER TABLE ${mysqlTablePath(queryRunner, tableName)} ${clauses.join(', ')}`);
+  await queryRunner.query(
+    `ALTER TABLE ${mysqlTablePath(queryRunner, tableName)} ${clauses.join(', ')}`,
+  );
 }
 
 /** Creates each missing index (no partial indexes on this family: see mysqlEnsureGeneratedUniqueKey). */
-export async function mysqlEnsureIndices(queryRunner: QueryRunner, tableName: string, indices: TableIndex[]): Promise<void> {
+export async function mysqlEnsureIndices(
+  queryRunner: QueryRunner,
+  tableName: string,
+  indices: TableIndex[],
+): Promise<void> {
   for (const index of indices) {
     if (index.where) throw new Error(`MariaDB/MySQL has no partial indexes (${index.name}).`);
     if (await mysqlHasIndex(queryRunner, tableName, index.name!)) continue;
@@ -124,15 +146,25 @@ export async function mysqlEnsureGeneratedUniqueKey(
   }
 }
 
-export async function mysqlDropIndicesIfExist(queryRunner: QueryRunner, tableName: string, names: string[]): Promise<void> {
+export async function mysqlDropIndicesIfExist(
+  queryRunner: QueryRunner,
+  tableName: string,
+  names: string[],
+): Promise<void> {
   for (const name of names) {
     if (await mysqlHasIndex(queryRunner, tableName, name)) {
-      await queryRunner.query(`DROP INDEX ${escape(queryRunner, name)} ON ${mysqlTablePath(queryRunner, tableName)}`);
+      await queryRunner.query(
+        `DROP INDEX ${escape(queryRunner, name)} ON ${mysqlTablePath(queryRunner, tableName)}`,
+      );
     }
   }
 }
 
-export async function mysqlDropColumnsIfExist(queryRunner: QueryRunner, tableName: string, names: string[]): Promise<void> {
+export async function mysqlDropColumnsIfExist(
+  queryRunner: QueryRunner,
+  tableName: string,
+  names: string[],
+): Promise<void> {
   if (!(await mysqlHasTable(queryRunner, tableName))) return;
   const present: string[] = [];
   for (const name of names) {
@@ -140,9 +172,14 @@ export async function mysqlDropColumnsIfExist(queryRunner: QueryRunner, tableNam
   }
   if (present.length === 0) return;
   const clauses = present.map((name) => `DROP COLUMN ${escape(queryRunner, name)}`);
-  await queryRunner.query(`ALTER TABLE ${mysqlTablePath(queryRunner, tableName)} ${clauses.join(', ')}`);
+  await queryRunner.query(
+    `ALTER TABLE ${mysqlTablePath(queryRunner, tableName)} ${clauses.join(', ')}`,
+  );
 }
 
-export async function mysqlDropTableIfExists(queryRunner: QueryRunner, tableName: string): Promise<void> {
+export async function mysqlDropTableIfExists(
+  queryRunner: QueryRunner,
+  tableName: string,
+): Promise<void> {
   await queryRunner.query(`DROP TABLE IF EXISTS ${mysqlTablePath(queryRunner, tableName)}`);
 }

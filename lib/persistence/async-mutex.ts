@@ -23,7 +23,12 @@ const mutexByFile = new Map<string, AsyncMutex>();
 /** The absolute path of a SQLite DataSource's database file; null for an in-memory database. */
 export function sqliteDatabaseFile(dataSource: DataSource): string | null {
   const database = (dataSource.options as { database?: unknown }).database;
-  if (typeof database !== 'string' || database === '' || database === ':memory:' || database.startsWith('file::memory:')) {
+  if (
+    typeof database !== 'string' ||
+    database === '' ||
+    database === ':memory:' ||
+    database.startsWith('file::memory:')
+  ) {
     return null;
   }
   return resolve(database);

@@ -12,7 +12,11 @@ type EntityClass = new () => object;
 const MYSQL_TYPE_JSON = 245;
 
 /** The library's JSON columns, with the optional migration each needs. */
-const JSON_COLUMNS: ReadonlyArray<{ entity: EntityClass; columns: string[]; feature: keyof SchemaFeatures | null }> = [
+const JSON_COLUMNS: ReadonlyArray<{
+  entity: EntityClass;
+  columns: string[];
+  feature: keyof SchemaFeatures | null;
+}> = [
   { entity: WorkflowEntity, columns: ['metadata'], feature: null },
   { entity: StepExecutionEntity, columns: ['metadata'], feature: null },
   { entity: StepExecutionEntity, columns: ['cursor'], feature: 'resumable' },
@@ -22,7 +26,10 @@ const JSON_COLUMNS: ReadonlyArray<{ entity: EntityClass; columns: string[]; feat
 /** A pooled mysql2 connection, as far as the probe needs it. */
 interface RawConnection {
   config?: { jsonStrings?: boolean };
-  query(sql: string, callback: (error: Error | null, rows: unknown, fields?: RawField[]) => void): void;
+  query(
+    sql: string,
+    callback: (error: Error | null, rows: unknown, fields?: RawField[]) => void,
+  ): void;
   release(): void;
 }
 
@@ -53,7 +60,10 @@ const adapted = new WeakSet<ColumnMetadata>();
  * parses on read only when the driver did not. Columns of a migration that has not run yet are
  * probed by a later call (`refreshSchemaFeatures`).
  */
-export async function adaptMysqlJsonColumns(dataSource: DataSource, features: SchemaFeatures): Promise<void> {
+export async function adaptMysqlJsonColumns(
+  dataSource: DataSource,
+  features: SchemaFeatures,
+): Promise<void> {
   const driver = dataSource.driver as unknown as MysqlDriverLike;
   for (const { entity, columns, feature } of JSON_COLUMNS) {
     if (feature && !features[feature]) continue;
@@ -79,7 +89,10 @@ async function probeDriverDecoding(
   metadata: EntityMetadata,
   columns: ColumnMetadata[],
 ): Promise<Set<string>> {
-  const table = metadata.tablePath.split('.').map((part) => driver.escape(part)).join('.');
+  const table = metadata.tablePath
+    .split('.')
+    .map((part) => driver.escape(part))
+    .join('.');
   const list = columns.map((column) => driver.escape(column.databaseName)).join(', ');
   const connection = await driver.obtainMasterConnection();
   try {
@@ -89,10 +102,12 @@ async function probeDriverDecoding(
       ),
     );
     // The classic `mysql` package never decodes JSON; mysql2 does unless told not to.
-    const mysql2Decodes = (driver.isUsingMysql2?.() ?? true) && connection.config?.jsonStrings !== true;
+    const mysql2Decodes =
+      (driver.isUsingMysql2?.() ?? true) && connection.config?.jsonStrings !== true;
     const decoded = fields.filter(
       (field) =>
-        mysql2Decodes && ((field.columnType ?? field.type) === MYSQL_TYPE_JSON || field.extendedFormat === 'json'),
+        mysql2Decodes &&
+        ((field.columnType ?? field.type) === MYSQL_TYPE_JSON || field.extendedFormat === 'json'),
     );
     return new Set(decoded.map((field) => field.name));
   } finally {
@@ -101,7 +116,10 @@ async function probeDriverDecoding(
 }
 
 /** JSON as text: stringified on write (after `inner`), parsed on read unless already decoded. */
-function jsonTextTransformer(inner: ValueTransformer | undefined, decodedByDriver: boolean): ValueTransformer {
+function jsonTextTransformer(
+  inner: ValueTransformer | undefined,
+  decodedByDriver: boolean,
+): ValueTransformer {
   return {
     to(value: unknown): unknown {
       const encoded: unknown = inner ? inner.to(value) : value;
@@ -110,7 +128,9 @@ function jsonTextTransformer(inner: ValueTransformer | undefined, decodedByDrive
     from(value: unknown): unknown {
       let decoded: unknown = value ?? null;
       if (decoded !== null && !decodedByDriver) {
-        decoded = JSON.parse(Buffer.isBuffer(decoded) ? decoded.toString('utf8') : (decoded as string)) as unknown;
+        decoded = JSON.parse(
+          Buffer.isBuffer(decoded) ? decoded.toString('utf8') : (decoded as string),
+        ) as unknown;
       }
       return inner ? inner.from(decoded) : decoded;
     },

@@ -41,7 +41,10 @@ export function supportsLimitInSubquery(family: DatabaseFamily): boolean {
  * Makes `query` a locking read where the unit of work asks for it (MariaDB/MySQL), for reads that
  * decide a transition under the workflow lock. Returns the same builder.
  */
-export function lockingRead<T extends ObjectLiteral>(uow: UnitOfWork, query: SelectQueryBuilder<T>): SelectQueryBuilder<T> {
+export function lockingRead<T extends ObjectLiteral>(
+  uow: UnitOfWork,
+  query: SelectQueryBuilder<T>,
+): SelectQueryBuilder<T> {
   return uow.lockingReads ? query.setLock('pessimistic_write') : query;
 }
 
@@ -53,7 +56,8 @@ export function hasUtcTimezone(dataSource: DataSource): boolean {
 
 /** True when the error is a unique-constraint violation. */
 export function isUniqueViolation(error: unknown): boolean {
-  const driverError = (error as { driverError?: { code?: string; errno?: number } } | null)?.driverError;
+  const driverError = (error as { driverError?: { code?: string; errno?: number } } | null)
+    ?.driverError;
   const code = driverError?.code ?? (error as { code?: string } | null)?.code;
   const errno = driverError?.errno ?? (error as { errno?: number } | null)?.errno;
   return (

@@ -18,7 +18,9 @@ export function queueErrorListeners(queueNames: string[]): Provider {
     useFactory: (...queues: Queue[]) => {
       const logger = new Logger('GenevaDrive');
       for (const queue of queues) {
-        queue.on('error', (error: Error) => logger.warn(`BullMQ queue '${queue.name}': ${error.message}`));
+        queue.on('error', (error: Error) =>
+          logger.warn(`BullMQ queue '${queue.name}': ${error.message}`),
+        );
       }
       return queues.length;
     },

@@ -14,7 +14,11 @@ async function bootWarnings(options: DataSourceOptions): Promise<string[]> {
       GenevaDriveModule.forRoot({
         worker: false,
         housekeeping: { enabled: false },
-        logger: { log: () => undefined, error: () => undefined, warn: (message: unknown) => void warnings.push(String(message)) },
+        logger: {
+          log: () => undefined,
+          error: () => undefined,
+          warn: (message: unknown) => void warnings.push(String(message)),
+        },
       }),
     ],
   }).compile();
@@ -34,7 +38,9 @@ describeOn('mariadb')('MariaDB data source checks at boot', () => {
   afterAll(() => dropSchema(schema));
 
   it("warns when the DataSource does not set timezone: 'Z', and not when it does", async () => {
-    const { timezone: _utc, ...local } = dataSourceOptions(schema) as DataSourceOptions & { timezone?: string };
+    const { timezone: _utc, ...local } = dataSourceOptions(schema) as DataSourceOptions & {
+      timezone?: string;
+    };
     const warned = await bootWarnings(local);
     expect(warned).toEqual([expect.stringContaining("does not set timezone: 'Z'")]);
     expect(await bootWarnings(dataSourceOptions(schema))).toEqual([]);

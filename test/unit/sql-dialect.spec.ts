@@ -47,10 +47,10 @@ describe('sql-dialect', () => {
   });
 
   it('knows MariaDB/MySQL refuse LIMIT inside an IN subquery', () => {
-    expect([supportsLimitInSubquery('postgres'), supportsLimitInSubquery('mysql'), supportsLimitInSubquery('sqlite')]).toEqual([
-      true,
-      false,
-      true,
-    ]);
+    expect([
+      supportsLimitInSubquery('postgres'),
+      supportsLimitInSubquery('mysql'),
+      supportsLimitInSubquery('sqlite'),
+    ]).toEqual([true, false, true]);
   });
 });

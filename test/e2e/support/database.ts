@@ -21,7 +21,9 @@ function readTestDatabase(): TestDatabase {
 export const testDatabase: TestDatabase = readTestDatabase();
 
 /** For describe titles: "PostgreSQL", "MariaDB", "SQLite". */
-export const testDatabaseLabel = { postgres: 'PostgreSQL', mariadb: 'MariaDB', sqlite: 'SQLite' }[testDatabase];
+export const testDatabaseLabel = { postgres: 'PostgreSQL', mariadb: 'MariaDB', sqlite: 'SQLite' }[
+  testDatabase
+];
 
 /** PostgreSQL of the test machine; PG* variables override. */
 export const postgresConnection = {
@@ -89,7 +91,8 @@ export async function dropSchema(schema: string): Promise<void> {
     case 'mariadb':
       return admin([`DROP DATABASE IF EXISTS \`${schema}\``]);
     case 'sqlite':
-      for (const suffix of ['', '-journal', '-wal', '-shm']) rmSync(`${schema}${suffix}`, { force: true });
+      for (const suffix of ['', '-journal', '-wal', '-shm'])
+        rmSync(`${schema}${suffix}`, { force: true });
   }
 }
 
