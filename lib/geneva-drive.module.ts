@@ -17,7 +17,6 @@ import { defaultQueues, resolveModuleOptions } from './options/resolve-module-op
 import type { ResolvedGenevaDriveOptions } from './options/resolved-options.interface';
 import { GENEVA_DRIVE_RESOLVED_OPTIONS } from './options/resolved-options.token';
 import { BullmqStepJobQueue } from './queue/bullmq-step-job.queue';
-import { queueErrorListeners } from './queue/queue-error-listeners';
 import { createStepProcessor } from './queue/step.processor';
 import { StepJobQueue } from './queue/step-job.queue';
 import { WorkerLifecycleService } from './queue/worker-lifecycle.service';
@@ -94,7 +93,6 @@ function assemble(
       ...processors,
       { provide: StepJobQueue, useClass: BullmqStepJobQueue },
       WorkerLifecycleService,
-      queueErrorListeners(Object.keys(consumed)),
     ],
     exports: [...GENEVA_DRIVE_EXPORTS, optionsModule],
   };

@@ -45,6 +45,18 @@ export class BullmqStepJobQueue extends StepJobQueue implements BeforeApplicatio
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all([...this.producedOnly.values()].map((queue) => queue.close()));
     this.producedOnly.clear();
+    // `@nestjs/bullmq` closes the registered queues next. A BullMQ queue closed while its Redis
+    // connection is still being established (an app whose boot failed at once) emits an `error`
+    // nobody can listen to any more, which throws; so give them a moment to connect first.
+    await Promise.all(Object.keys(this.options.queues).map((name) => untilReady(this.registeredQueue(name))));
+  }
+
+  private registeredQueue(name: string): Queue | null {
+    try {
+      return this.moduleRef.get<Queue>(getQueueToken(name), { strict: false });
+    } catch {
+      return null;
+    }
   }
 
   private queueNamed(name: string): Queue {
@@ -61,4 +73,18 @@ export class BullmqStepJobQueue extends StepJobQueue implements BeforeApplicatio
     }
     return queue;
   }
+}
+
+/** Resolves once the queue's connection is ready, or after at most 2 s (Redis unreachable). */
+async function untilReady(queue: Queue | null): Promise<void> {
+  if (!queue) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    queue.waitUntilReady().then(
+      () => undefined,
+      () => undefined,
+    ),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, 2_000))),
+  ]);
+  clearTimeout(timer);
 }

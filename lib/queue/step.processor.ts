@@ -1,5 +1,5 @@
-import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Logger, type Type } from '@nestjs/common';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import type { Type } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { GENEVA_DRIVE_BULL_CONFIG_KEY } from '../constants';
 import { WorkflowRunner } from '../runner/workflow.runner';
@@ -13,15 +13,6 @@ export abstract class StepProcessor extends WorkerHost {
 
   async process(job: Job<StepJobData>): Promise<void> {
     await this.runner.performStep(job.data.stepExecutionId);
-  }
-
-  /**
-   * A worker's `error` event (Redis connection trouble, a close while connecting after a failed
-   * boot) is logged: unheard, it would throw.
-   */
-  @OnWorkerEvent('error')
-  onWorkerError(error: Error): void {
-    new Logger('GenevaDrive').warn(`BullMQ worker: ${error.message}`);
   }
 }
 
