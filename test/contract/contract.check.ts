@@ -2,9 +2,7 @@
  * Type-level proof that `lib/index.ts` and `lib/testing/index.ts` satisfy the public contract
  * (`contract.d.ts`, a copy of shared/contract.d.ts under another module name). Compiled by
  * `npm run typecheck` and by ts-jest through `contract.spec.ts`: a mismatch fails the build.
- *
- * Still outside the check, and arriving with their issues: `WorkflowService.signal()`
- * (signals), `IterableStep` behavior (resumable steps).
+ * Shapes only: behavior is covered by the e2e suite.
  */
 import type * as Contract from 'nestjs-geneva-drive-contract';
 import type * as ContractTesting from 'nestjs-geneva-drive-contract/testing';
