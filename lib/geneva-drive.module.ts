@@ -13,6 +13,10 @@ import type {
   GenevaDriveModuleOptions,
   GenevaDriveQueueOptions,
 } from './interfaces/module-options.interface';
+import {
+  validateForRootArgument,
+  validateForRootAsyncArgument,
+} from './options/module-arguments.validator';
 import { defaultQueues, resolveModuleOptions } from './options/resolve-module-options';
 import type { ResolvedGenevaDriveOptions } from './options/resolved-options.interface';
 import { GENEVA_DRIVE_RESOLVED_OPTIONS } from './options/resolved-options.token';
@@ -33,10 +37,12 @@ class GenevaDriveOptionsModule {}
 @Module({})
 export class GenevaDriveModule extends GenevaDriveConfigurableModule {
   static override forRoot(options: GenevaDriveModuleOptions = {}): DynamicModule {
+    validateForRootArgument(options);
     return assemble(super.forRoot(options), options.queues, 'GenevaDriveModule.forRoot()');
   }
 
   static override forRootAsync(options: GenevaDriveModuleAsyncOptions): DynamicModule {
+    validateForRootAsyncArgument(options);
     const { queues, ...builderOptions } = options;
     return assemble(super.forRootAsync(builderOptions), queues, 'GenevaDriveModule.forRootAsync()');
   }
@@ -52,6 +58,12 @@ function assemble(
     provide: GENEVA_DRIVE_RESOLVED_OPTIONS,
     inject: [GENEVA_DRIVE_MODULE_OPTIONS],
     useFactory: (raw: GenevaDriveModuleOptions): ResolvedGenevaDriveOptions => {
+      if (raw === undefined || raw === null) {
+        // forRoot() always passes an object, so this is an async factory that returned nothing.
+        throw new ModuleOptionsError(
+          `${source}: the options factory returned ${String(raw)}. Return an options object ({} for the defaults).`,
+        );
+      }
       const resolved = resolveModuleOptions(raw, source);
       if (raw?.queues !== undefined && JSON.stringify(resolved.queues) !== JSON.stringify(consumed)) {
         throw new ModuleOptionsError(

@@ -18,7 +18,8 @@ export function ResumableStep(
       kind: 'resumable',
       name,
       propertyKey: String(propertyKey),
-      options: stepOptions ?? {},
+      // Recorded as given (null included): discovery refuses anything but an options object.
+      options: stepOptions === undefined ? {} : stepOptions,
     });
   };
 }

@@ -15,7 +15,8 @@ export function Step(nameOrOptions?: string | StepOptions, options?: StepOptions
       kind: 'step',
       name,
       propertyKey: String(propertyKey),
-      options: stepOptions ?? {},
+      // Recorded as given (null included): discovery refuses anything but an options object.
+      options: stepOptions === undefined ? {} : stepOptions,
     });
   };
 }

@@ -1,4 +1,5 @@
 import { formatValue, isDuration, parseDurationOrNull } from '../common/duration';
+import { storedStringProblem } from '../common/input-guards';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
 import type { RecordedStep } from '../decorators/recorded-step.interface';
 import { StepConfigurationError } from '../errors/step-configuration.error';
@@ -39,6 +40,9 @@ export function buildStepDefinitions(
     const fail = (problem: string): StepConfigurationError =>
       new StepConfigurationError(`Workflow ${workflowName}, step '${baseName}': ${problem}`);
     for (const definition of buildOne(step, baseName, prototype, fail)) {
+      // Step names are stored in step_name / next_step_name (varchar(255) on MariaDB/MySQL).
+      const nameProblem = storedStringProblem(definition.name);
+      if (nameProblem) throw fail(`the step name ${nameProblem}.`);
       if (definitions.some((existing) => existing.name === definition.name)) {
         throw new StepConfigurationError(
           `Workflow ${workflowName}, step '${definition.name}': is already defined in ${workflowName}. ` +
@@ -194,6 +198,9 @@ function validateWaitFor(
   }
   if (typeof waitFor === 'string') {
     if (waitFor.trim() === '') throw fail('has a blank waitFor signal name.');
+    const problem = storedStringProblem(waitFor);
+    // signal() refuses such a name, so the step would wait forever.
+    if (problem) throw fail(`has a waitFor signal name that no signal can carry: it ${problem}.`);
     return new SignalMatcher(waitFor);
   }
   if (
@@ -201,6 +208,11 @@ function validateWaitFor(
     waitFor !== null &&
     typeof (waitFor as SignalMatcherLike).matches === 'function'
   ) {
+    const matcherName = waitFor instanceof SignalMatcher ? waitFor.name : undefined;
+    const problem = matcherName === undefined ? null : storedStringProblem(matcherName);
+    if (problem) {
+      throw fail(`has a waitFor SignalMatcher whose name no signal can carry: it ${problem}.`);
+    }
     return waitFor as SignalMatcherLike;
   }
   throw fail(

@@ -21,10 +21,36 @@ export class WorkflowMetadataAccessor {
         ...merged,
         ...own,
         name: cls === target ? own.name : merged.name,
-        stepJobOptions: { ...merged.stepJobOptions, ...own.stepJobOptions },
+        // Only objects merge key by key; anything else is kept as given for the explorer to refuse.
+        stepJobOptions: isRecord(own.stepJobOptions)
+          ? { ...(isRecord(merged.stepJobOptions) ? merged.stepJobOptions : {}), ...own.stepJobOptions }
+          : (own.stepJobOptions ?? merged.stepJobOptions),
         onException: [...parentPolicies, ...ownPolicies],
       };
     }, {});
+  }
+
+  /** The `@Workflow(options)` argument of the class and of each decorated ancestor, base first, as given. */
+  getDeclaredWorkflowOptions(target: Type<object>): Array<{ target: Type<object>; options: unknown }> {
+    return this.lineage(target)
+      .filter((cls) => Reflect.hasOwnMetadata(WORKFLOW_METADATA, cls))
+      .map((cls) => ({ target: cls, options: Reflect.getOwnMetadata(WORKFLOW_METADATA, cls) as unknown }));
+  }
+
+  /**
+   * Static members of the class or its ancestors decorated with `@Step`, `@ResumableStep`,
+   * `@RemovedStep` or `@CancelIf`: a member decorator on a static member records on the class
+   * instead of its prototype, where nothing reads it.
+   */
+  getStaticallyDecoratedMembers(target: Type<object>): string[] {
+    return this.lineage(target).flatMap((cls) => [
+      ...((Reflect.getOwnMetadata(STEPS_METADATA, cls) as RecordedStep[] | undefined) ?? []).map(
+        (step) => `${cls.name}.${step.propertyKey}`,
+      ),
+      ...((Reflect.getOwnMetadata(CANCEL_IF_METADATA, cls) as string[] | undefined) ?? []).map(
+        (name) => `${cls.name}.${name}`,
+      ),
+    ]);
   }
 
   /** Recorded steps, parents first, each class in declaration order. */
@@ -49,4 +75,8 @@ export class WorkflowMetadataAccessor {
     }
     return chain;
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@ import { Injectable, type OnModuleInit, type Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { formatValue } from '../common/duration';
+import { isPlainObject, storedStringProblem } from '../common/input-guards';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import type { WorkflowOptions } from '../interfaces/workflow-options.interface';
@@ -61,10 +62,25 @@ export class WorkflowExplorer implements OnModuleInit {
   }
 
   private define(target: Type<object>, instance: object) {
+    for (const declared of this.accessor.getDeclaredWorkflowOptions(target)) {
+      if (declared.options !== undefined && !isPlainObject(declared.options)) {
+        throw new StepConfigurationError(
+          `Workflow ${target.name}: @Workflow on ${declared.target.name} takes an options object ({ name?, hero?, mayProceedWithoutHero?, stepJobOptions?, onException? }), ` +
+            `but got ${formatValue(declared.options)}. To name the workflow, write @Workflow({ name: ... }).`,
+        );
+      }
+    }
     const options = this.accessor.getWorkflowOptions(target);
     const name = options.name ?? target.name;
     const fail = (problem: string) => new StepConfigurationError(`Workflow ${name}: ${problem}`);
     this.validateWorkflowOptions(options, fail);
+    const statics = this.accessor.getStaticallyDecoratedMembers(target);
+    if (statics.length > 0) {
+      throw fail(
+        `${statics.join(', ')} ${statics.length === 1 ? 'is a static member' : 'are static members'} decorated with a step or @CancelIf decorator, ` +
+          'which only work on instance methods. Remove static.',
+      );
+    }
     let stepJobOptions;
     try {
       stepJobOptions = validateStepJobOptions(options.stepJobOptions, '@Workflow stepJobOptions');
@@ -73,6 +89,10 @@ export class WorkflowExplorer implements OnModuleInit {
     }
     const prototype = target.prototype as Record<string, unknown>;
     const cancelIfMethods = this.accessor.getCancelIfMethods(target);
+    const notMethod = cancelIfMethods.find((method) => typeof prototype[method] !== 'function');
+    if (notMethod !== undefined) {
+      throw fail(`@CancelIf decorates '${notMethod}', which is not a method. Put @CancelIf on a method (ctx) => boolean.`);
+    }
     const definitions = buildStepDefinitions(name, prototype, this.accessor.getRecordedSteps(target));
     return {
       name,
@@ -98,6 +118,9 @@ export class WorkflowExplorer implements OnModuleInit {
     if (options.name !== undefined && (typeof options.name !== 'string' || options.name.trim() === '')) {
       throw fail(`@Workflow name must be a non-blank string, but was ${formatValue(options.name)}.`);
     }
+    // The name is stored in the `type` column (varchar(255) on MariaDB/MySQL).
+    const nameProblem = options.name === undefined ? null : storedStringProblem(options.name);
+    if (nameProblem) throw fail(`@Workflow name ${nameProblem}.`);
     if (options.hero !== undefined && typeof options.hero !== 'function') {
       throw fail('@Workflow hero must be a function returning the hero entity, e.g. hero: () => Order.');
     }

@@ -1,5 +1,6 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { parseDuration } from '../common/duration';
+import { formatValue, parseDurationOrNull } from '../common/duration';
+import { describeValue, jsonDataProblem } from '../common/input-guards';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import type { IterableStep, IterateOverRecordsOptions } from '../interfaces/iterable-step.interface';
 import type { Duration } from '../interfaces/states.interface';
@@ -40,6 +41,7 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
   }
 
   async set(value: C): Promise<void> {
+    assertCursor(value, 'set()');
     this.current = value;
     await this.checkpoint();
   }
@@ -60,7 +62,16 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
   }
 
   async skipTo(value: C, options: { wait?: Duration } = {}): Promise<never> {
-    const waitMs = options.wait === undefined ? null : parseDuration(options.wait, 'skipTo wait');
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidArgumentError(`skipTo() takes options { wait? }, but got ${describeValue(options)}.`);
+    }
+    const waitMs = options.wait === undefined ? null : parseDurationOrNull(options.wait);
+    if (waitMs === null && options.wait !== undefined) {
+      throw new InvalidArgumentError(
+        `skipTo({ wait }) takes a duration (ms or a string such as '30s'), but got ${formatValue(options.wait)}.`,
+      );
+    }
+    assertCursor(value, 'skipTo()');
     this.current = value;
     await this.writeCursor(value);
     return this.stop(new StepInterruption('skipTo', waitMs));
@@ -70,7 +81,13 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
     if (items === null || typeof (items as Partial<Iterable<T>>)[Symbol.iterator] !== 'function') {
       throw new InvalidArgumentError('iterateOver() needs an iterable (an array, a Set, a generator...).');
     }
-    const start = (this.current as number | null) ?? 0;
+    const start: unknown = this.current ?? 0;
+    if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) {
+      throw new InvalidArgumentError(
+        `iterateOver() keeps the index of the next item as cursor, but the cursor is ${describeValue(start)}. ` +
+          'A step that used another cursor shape before needs a new step name, or reattempt({ rewind: true }).',
+      );
+    }
     let index = 0;
     for (const item of items) {
       if (index >= start) {
@@ -86,7 +103,10 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
     fn: (record: E) => unknown,
     options: IterateOverRecordsOptions = {},
   ): Promise<void> {
-    const column = options.cursorColumn ?? 'id';
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidArgumentError(`iterateOverRecords() takes options { cursorColumn? }, but got ${describeValue(options)}.`);
+    }
+    const column = cursorColumnOf(queryBuilder, options.cursorColumn, 'iterateOverRecords()');
     for (;;) {
       const page = await this.page(queryBuilder, column, RECORDS_PAGE_SIZE);
       for (const record of page) {
@@ -102,11 +122,16 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
     options: { batchSize: number; cursorColumn?: string },
     fn: (batch: E[]) => unknown,
   ): Promise<void> {
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidArgumentError(
+        `iterateOverBatches() takes options { batchSize, cursorColumn? }, but got ${describeValue(options)}.`,
+      );
+    }
     const { batchSize } = options;
     if (!Number.isInteger(batchSize) || batchSize <= 0) {
       throw new InvalidArgumentError(`iterateOverBatches() needs a positive integer batchSize, got ${String(batchSize)}.`);
     }
-    const column = options.cursorColumn ?? 'id';
+    const column = cursorColumnOf(queryBuilder, options.cursorColumn, 'iterateOverBatches()');
     for (;;) {
       const batch = await this.page(queryBuilder, column, batchSize);
       if (batch.length === 0) return;
@@ -128,4 +153,36 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
     this.interruption ??= interruption;
     throw interruption;
   }
+}
+
+/**
+ * A cursor must round-trip through the JSON cursor column: JSON data plus Dates (stored tagged as
+ * `{ "$date": iso }`, so an object of that one key is refused). `null` starts over.
+ */
+function assertCursor(value: unknown, method: string): void {
+  const problem = jsonDataProblem(value, 'cursor', { reserveDateTag: true });
+  if (problem) throw new InvalidArgumentError(`${method} ${problem}. Cursors are stored as JSON: keep them small and plain (an id or an offset).`);
+}
+
+/**
+ * The cursor column of a keyset walk must be a column property of the query's root entity: it
+ * is written into the SQL, so anything else is refused rather than interpolated.
+ */
+function cursorColumnOf<E extends ObjectLiteral>(
+  queryBuilder: SelectQueryBuilder<E>,
+  cursorColumn: unknown,
+  method: string,
+): string {
+  const column = cursorColumn ?? 'id';
+  const metadata = queryBuilder.expressionMap.mainAlias?.hasMetadata ? queryBuilder.expressionMap.mainAlias.metadata : null;
+  if (typeof column !== 'string' || (metadata && !metadata.findColumnWithPropertyPath(column))) {
+    const known = metadata ? `; ${metadata.name} has ${metadata.columns.map((c) => c.propertyPath).join(', ')}` : '';
+    throw new InvalidArgumentError(
+      `${method} cursorColumn must name a column property of the query's entity, but was ${describeValue(column)}${known}.`,
+    );
+  }
+  if (!metadata && !/^[A-Za-z_][\w.]*$/.test(column)) {
+    throw new InvalidArgumentError(`${method} cursorColumn must be a property name, but was ${describeValue(column)}.`);
+  }
+  return column;
 }

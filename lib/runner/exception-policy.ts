@@ -149,6 +149,10 @@ function rejectUnknownKeys(options: object, allowed: string[]): void {
 function normalizeMatchers(matching: ErrorMatcher | ErrorMatcher[] | undefined): ErrorMatcher[] {
   if (matching === undefined) return [];
   const list = Array.isArray(matching) ? matching : [matching];
+  // An empty list would silently make a blanket policy that catches every error.
+  if (list.length === 0) {
+    throw policyError('matching is an empty array; list at least one error class or predicate, or leave matching out to apply to every error');
+  }
   for (const matcher of list) {
     if (typeof matcher !== 'function') {
       throw policyError(

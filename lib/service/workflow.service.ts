@@ -1,8 +1,10 @@
-import { workflowIdOf, workflowNotFound } from '../common/workflow-like';
 import { Injectable, Logger } from '@nestjs/common';
 import { In } from 'typeorm';
+import { describeValue, isPlainObject, jsonDataProblem } from '../common/input-guards';
+import { WORKFLOW_STATES } from '../common/states';
 import { isUuid } from '../common/uuid';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
+import { workflowIdOf, workflowNotFound } from '../common/workflow-like';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import { SignalEntity } from '../entities/signal.entity';
@@ -10,6 +12,7 @@ import { StepExecutionEntity } from '../entities/step-execution.entity';
 import { WorkflowEntity } from '../entities/workflow.entity';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { InvalidStateError } from '../errors/invalid-state.error';
+import { StepConfigurationError } from '../errors/step-configuration.error';
 import { StepNotDefinedError } from '../errors/step-not-defined.error';
 import { WorkflowAlreadyOngoingError } from '../errors/workflow-already-ongoing.error';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
@@ -30,8 +33,10 @@ import { HeroResolver } from '../runner/hero-resolver';
 import { WorkflowScheduler } from '../runner/workflow-scheduler';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
 import { SignalSender } from '../signals/signal-sender';
+import { identifyHero } from './hero-arguments';
 
 const START_OPTION_KEYS = ['hero', 'allowMultiple', 'metadata', 'stepJobOptions', 'manager'];
+const LIST_FILTER_KEYS = ['workflow', 'state', 'hero', 'ongoing', 'limit', 'offset'];
 const ONGOING = ['ready', 'performing', 'paused'] as const;
 
 /** Starts, inspects and steers workflows. Inject it anywhere. */
@@ -56,10 +61,16 @@ export class WorkflowService {
    */
   async start(workflow: WorkflowRef, opts: StartOptions = {}): Promise<WorkflowEntity> {
     rejectUnknownKeys(opts, START_OPTION_KEYS, 'start()');
-    const definition = this.registry.resolve(workflow);
-    const identity = opts.hero ? this.heroes.identify(opts.hero, definition) : null;
-    const metadata: Record<string, unknown> = { ...(opts.metadata ?? {}) };
-    if (opts.stepJobOptions !== undefined) {
+    const definition = this.resolveRef(workflow, 'start()');
+    const identity =
+      opts.hero === undefined || opts.hero === null ? null : this.identifyHero(opts.hero, definition, 'start()');
+    if (opts.allowMultiple !== undefined && typeof opts.allowMultiple !== 'boolean') {
+      throw new InvalidArgumentError(
+        `start() allowMultiple must be a boolean, but was ${describeValue(opts.allowMultiple)}.`,
+      );
+    }
+    const metadata: Record<string, unknown> = { ...startMetadata(opts.metadata) };
+    if (opts.stepJobOptions !== undefined && opts.stepJobOptions !== null) {
       metadata.stepJobOptions = validateStepJobOptions(
         opts.stepJobOptions,
         `${definition.name} instance stepJobOptions (start)`,
@@ -92,16 +103,22 @@ export class WorkflowService {
     }, opts.manager);
   }
 
-  /** The workflow, or null for an unknown id. */
-  find(id: string): Promise<WorkflowEntity | null> {
-    if (!isUuid(id)) return Promise.resolve(null);
-    return this.database.manager.findOne(WorkflowEntity, { where: { id } });
+  /**
+   * The workflow, or null for an unknown id (including a string that is not a UUID). An id that
+   * is not a string rejects with `InvalidArgumentError`.
+   */
+  async find(id: string): Promise<WorkflowEntity | null> {
+    if (typeof id !== 'string') {
+      throw new InvalidArgumentError(`find() takes a workflow id string, but got ${describeValue(id)}.`);
+    }
+    if (!isUuid(id)) return null;
+    return this.database.manager.findOne(WorkflowEntity, { where: { id: id.toLowerCase() } });
   }
 
   /** The ongoing workflow of this type for this hero, if any. */
-  findOngoing(workflow: WorkflowRef, hero: object): Promise<WorkflowEntity | null> {
-    const definition = this.registry.resolve(workflow);
-    const { heroType, heroId } = this.heroes.identify(hero, definition);
+  async findOngoing(workflow: WorkflowRef, hero: object): Promise<WorkflowEntity | null> {
+    const definition = this.resolveRef(workflow, 'findOngoing()');
+    const { heroType, heroId } = this.identifyHero(hero, definition, 'findOngoing()');
     return this.database.manager.findOne(WorkflowEntity, {
       where: { type: definition.name, heroType, heroId, state: In([...ONGOING]) },
       order: { createdAt: 'DESC', id: 'DESC' },
@@ -109,13 +126,14 @@ export class WorkflowService {
   }
 
   /** Workflows matching the filter, newest first. */
-  list(filter: ListFilter = {}): Promise<WorkflowEntity[]> {
-    rejectUnknownKeys(filter, ['workflow', 'state', 'hero', 'ongoing', 'limit', 'offset'], 'list()');
+  async list(filter: ListFilter = {}): Promise<WorkflowEntity[]> {
+    rejectUnknownKeys(filter, LIST_FILTER_KEYS, 'list()');
+    validateListFilter(filter);
     const query = this.database.manager
       .createQueryBuilder(WorkflowEntity, 'workflow')
       .orderBy('workflow.createdAt', 'DESC')
       .addOrderBy('workflow.id', 'DESC');
-    const definition = filter.workflow === undefined ? undefined : this.registry.resolve(filter.workflow);
+    const definition = filter.workflow === undefined ? undefined : this.resolveRef(filter.workflow, 'list()');
     if (definition) query.andWhere('workflow.type = :type', { type: definition.name });
     if (filter.state !== undefined) {
       query.andWhere('workflow.state IN (:...states)', { states: [filter.state].flat() });
@@ -124,7 +142,7 @@ export class WorkflowService {
       query.andWhere(`workflow.state ${filter.ongoing ? '' : 'NOT '}IN (:...ongoing)`, { ongoing: [...ONGOING] });
     }
     if (filter.hero !== undefined) {
-      const { heroType, heroId } = this.heroes.identify(filter.hero, definition);
+      const { heroType, heroId } = this.identifyHero(filter.hero, definition, 'list()');
       query.andWhere('workflow.heroType = :heroType AND workflow.heroId = :heroId', { heroType, heroId });
     }
     if (filter.limit !== undefined) query.take(filter.limit);
@@ -137,12 +155,12 @@ export class WorkflowService {
    * `(name, idempotencyKey)` returns the original row with `duplicateDelivery: true`.
    */
   async signal(workflow: WorkflowLike, name: string, opts: SignalOptions = {}): Promise<SignalEntity> {
-    return this.signalSender.send(workflowIdOf(workflow), name, opts);
+    return this.signalSender.send(workflowIdOf(workflow, 'signal()'), name, opts);
   }
 
   /** Pauses a ready workflow now, or a performing one at the step boundary. */
   pause(workflow: WorkflowLike): Promise<WorkflowEntity> {
-    return this.steer(workflow, async (_uow, locked) => {
+    return this.steer(workflow, 'pause()', async (_uow, locked) => {
       if (locked.state !== 'ready' && locked.state !== 'performing') {
         throw new InvalidStateError(`Cannot pause a ${locked.state} workflow (only ready or performing ones).`);
       }
@@ -156,7 +174,7 @@ export class WorkflowService {
    * `StepNotDefinedError` and the workflow stays paused.
    */
   resume(workflow: WorkflowLike): Promise<WorkflowEntity> {
-    return this.steer(workflow, async (uow, locked, definition) => {
+    return this.steer(workflow, 'resume()', async (uow, locked, definition) => {
       if (locked.state !== 'paused') {
         throw new InvalidStateError(`Cannot resume a ${locked.state} workflow (only paused ones).`);
       }
@@ -231,8 +249,13 @@ export class WorkflowService {
 
   /** Resumes a paused workflow at the given step; resolves to the new execution. */
   async resumeAt(workflow: WorkflowLike, stepName: string): Promise<StepExecutionEntity> {
+    if (typeof stepName !== 'string') {
+      throw new InvalidArgumentError(
+        `resumeAt() takes the name of a step to resume at, but got ${describeValue(stepName)}.`,
+      );
+    }
     let created: StepExecutionEntity | null = null;
-    await this.steer(workflow, async (uow, locked, definition) => {
+    await this.steer(workflow, 'resumeAt()', async (uow, locked, definition) => {
       if (locked.state !== 'paused') {
         throw new InvalidStateError(`Cannot resumeAt a ${locked.state} workflow (only paused ones).`);
       }
@@ -253,7 +276,7 @@ export class WorkflowService {
 
   /** Skips the current step of a ready or paused workflow and schedules the next one. */
   skip(workflow: WorkflowLike): Promise<WorkflowEntity> {
-    return this.steer(workflow, async (uow, locked, definition) => {
+    return this.steer(workflow, 'skip()', async (uow, locked, definition) => {
       if (locked.state !== 'ready' && locked.state !== 'paused') {
         throw new InvalidStateError(
           locked.state === 'performing'
@@ -286,7 +309,7 @@ export class WorkflowService {
 
   /** Cancels a ready or paused workflow now, or a performing one at the step boundary. */
   cancel(workflow: WorkflowLike): Promise<WorkflowEntity> {
-    return this.steer(workflow, async (uow, locked) => {
+    return this.steer(workflow, 'cancel()', async (uow, locked) => {
       if (locked.state === 'finished' || locked.state === 'canceled') {
         throw new InvalidStateError(`Cannot cancel a ${locked.state} workflow.`);
       }
@@ -300,7 +323,7 @@ export class WorkflowService {
 
   /** Every execution, oldest first. */
   async executionHistory(workflow: WorkflowLike): Promise<StepExecutionEntity[]> {
-    const id = await this.existingId(workflow);
+    const id = await this.existingId(workflow, 'executionHistory()');
     return this.database.manager.find(StepExecutionEntity, {
       where: { workflowId: id },
       order: { createdAt: 'ASC', id: 'ASC' },
@@ -309,12 +332,12 @@ export class WorkflowService {
 
   /** The execution in scheduled, waiting or in_progress, if any. */
   async currentExecution(workflow: WorkflowLike): Promise<StepExecutionEntity | null> {
-    return this.store.currentExecution(this.database.manager, await this.existingId(workflow));
+    return this.store.currentExecution(this.database.manager, await this.existingId(workflow, 'currentExecution()'));
   }
 
   /** Every signal delivered to the workflow, oldest first. */
   async signals(workflow: WorkflowLike): Promise<SignalEntity[]> {
-    const id = await this.existingId(workflow);
+    const id = await this.existingId(workflow, 'signals()');
     await this.signalSender.requireSignalsMigration();
     return this.database.manager.find(SignalEntity, {
       where: { workflowId: id },
@@ -323,8 +346,15 @@ export class WorkflowService {
   }
 
   /** Sets (or with null clears) the instance's step job options, stored in `metadata`. */
-  setStepJobOptions(workflow: WorkflowLike, opts: StepJobOptions | null): Promise<WorkflowEntity> {
-    return this.steer(workflow, async (uow, locked, definition) => {
+  async setStepJobOptions(workflow: WorkflowLike, opts: StepJobOptions | null): Promise<WorkflowEntity> {
+    if (opts === undefined) {
+      throw new StepConfigurationError(
+        'setStepJobOptions() takes job options ({ queue?, priority?, wait?, waitUntil? }) or null to clear them, but got undefined.',
+      );
+    }
+    // Checked before the lock (nothing is written on bad input); the message names the workflow class once known.
+    if (opts !== null) validateStepJobOptions(opts, 'instance stepJobOptions (setStepJobOptions)');
+    return this.steer(workflow, 'setStepJobOptions()', async (uow, locked, definition) => {
       const metadata: Record<string, unknown> = { ...(locked.metadata ?? {}) };
       if (opts === null) delete metadata.stepJobOptions;
       else metadata.stepJobOptions = validateStepJobOptions(opts, `${definition.name} instance stepJobOptions (setStepJobOptions)`);
@@ -334,7 +364,7 @@ export class WorkflowService {
 
   /** The runnable step before the current (or next) one; the last step of a finished workflow. */
   async previousStepName(workflow: WorkflowLike): Promise<string | null> {
-    const row = await this.load(workflow);
+    const row = await this.load(workflow, 'previousStepName()');
     const definition = this.registry.resolve(row.type);
     const reference = row.currentStepName ?? row.nextStepName;
     if (reference) return definition.steps.previousBefore(reference)?.name ?? null;
@@ -344,7 +374,7 @@ export class WorkflowService {
 
   /** Removed-step name ⇒ rows of ongoing workflows of that class still carrying it. */
   async removedStepsInFlight(workflow: WorkflowRef): Promise<Record<string, number>> {
-    const definition = this.registry.resolve(workflow);
+    const definition = this.resolveRef(workflow, 'removedStepsInFlight()');
     const removed = definition.steps.removed.map((step) => step.name);
     if (removed.length === 0) return {};
     const rows = await this.database.manager
@@ -361,16 +391,22 @@ export class WorkflowService {
   }
 
   /** Runs `fn` with jobs enqueued at once instead of after commit (for bulk creation). Nestable. */
-  withInlineEnqueue<T>(fn: () => Promise<T>): Promise<T> {
+  async withInlineEnqueue<T>(fn: () => Promise<T>): Promise<T> {
+    if (typeof fn !== 'function') {
+      throw new InvalidArgumentError(
+        `withInlineEnqueue() takes a function returning a promise, but got ${describeValue(fn)}.`,
+      );
+    }
     return inlineEnqueueStorage.run(true, fn);
   }
 
   /** Locks the workflow, runs an operator verb on it, and resolves to the reloaded row. */
   private async steer(
     workflow: WorkflowLike,
+    method: string,
     verb: (uow: UnitOfWork, locked: WorkflowEntity, definition: WorkflowDefinition) => Promise<void>,
   ): Promise<WorkflowEntity> {
-    const id = workflowIdOf(workflow);
+    const id = workflowIdOf(workflow, method);
     if (!isUuid(id)) throw workflowNotFound(id);
     return this.database.transaction(async (uow) => {
       const locked = await this.store.lockWorkflow(uow, id);
@@ -385,15 +421,84 @@ export class WorkflowService {
     return this.heroes.load(uow.manager, workflow.heroType, workflow.heroId);
   }
 
-  private async load(workflow: WorkflowLike): Promise<WorkflowEntity> {
-    const id = workflowIdOf(workflow);
+  private async load(workflow: WorkflowLike, method: string): Promise<WorkflowEntity> {
+    const id = workflowIdOf(workflow, method);
     const row = await this.find(id);
     if (!row) throw workflowNotFound(id);
     return row;
   }
 
-  private async existingId(workflow: WorkflowLike): Promise<string> {
-    return (await this.load(workflow)).id;
+  private async existingId(workflow: WorkflowLike, method: string): Promise<string> {
+    return (await this.load(workflow, method)).id;
+  }
+
+  /**
+   * A `WorkflowRef`: a registered name or a `@Workflow` class (else `StepConfigurationError`,
+   * SPEC §14.11); any other kind of value is an `InvalidArgumentError`.
+   */
+  private resolveRef(ref: WorkflowRef, method: string): WorkflowDefinition {
+    if (typeof ref === 'string') {
+      const definition = this.registry.findByName(ref);
+      if (definition) return definition;
+      throw new StepConfigurationError(
+        `No workflow registered as ${describeValue(ref)}. Decorate the class with @Workflow() and list it in a module's providers.`,
+      );
+    }
+    if (typeof ref !== 'function') {
+      throw new InvalidArgumentError(
+        `${method} takes a @Workflow class or its registered name, but got ${describeValue(ref)}.`,
+      );
+    }
+    return this.registry.resolve(ref);
+  }
+
+  private identifyHero(hero: unknown, definition: WorkflowDefinition | undefined, method: string) {
+    return identifyHero(this.database.dataSource, this.heroes, hero, definition, method);
+  }
+}
+
+/**
+ * `start()` metadata: a plain object of JSON data (or nothing). `stepJobOptions` is reserved for
+ * the validated instance job options, which the `stepJobOptions` option sets.
+ */
+function startMetadata(metadata: unknown): Record<string, unknown> {
+  if (metadata === undefined || metadata === null) return {};
+  if (!isPlainObject(metadata)) {
+    throw new InvalidArgumentError(
+      `start() metadata must be a plain object ({ key: value }), but was ${describeValue(metadata)}.`,
+    );
+  }
+  if ('stepJobOptions' in metadata) {
+    throw new InvalidArgumentError(
+      'start() metadata.stepJobOptions is reserved for instance job options: pass them as start(workflow, { stepJobOptions }) so they are validated.',
+    );
+  }
+  const problem = jsonDataProblem(metadata, 'metadata');
+  if (problem) throw new InvalidArgumentError(`start() ${problem}.`);
+  return metadata;
+}
+
+function validateListFilter(filter: ListFilter): void {
+  const { state, ongoing, limit, offset } = filter;
+  const states = state === undefined ? [] : [state].flat();
+  if (
+    state !== undefined &&
+    ((Array.isArray(state) && state.length === 0) || states.some((s) => !WORKFLOW_STATES.includes(s)))
+  ) {
+    throw new InvalidArgumentError(
+      `list() state must be one of ${WORKFLOW_STATES.join(', ')}, or a non-empty array of them, but was ${describeValue(
+        Array.isArray(state) ? (states.find((s) => !WORKFLOW_STATES.includes(s)) ?? state) : state,
+      )}.`,
+    );
+  }
+  if (ongoing !== undefined && typeof ongoing !== 'boolean') {
+    throw new InvalidArgumentError(`list() ongoing must be a boolean, but was ${describeValue(ongoing)}.`);
+  }
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0)) {
+    throw new InvalidArgumentError(`list() limit must be a positive integer, but was ${describeValue(limit)}.`);
+  }
+  if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) {
+    throw new InvalidArgumentError(`list() offset must be an integer >= 0, but was ${describeValue(offset)}.`);
   }
 }
 
@@ -403,8 +508,10 @@ function runnableNames(definition: WorkflowDefinition): string {
 }
 
 function rejectUnknownKeys(options: object, allowed: string[], method: string): void {
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidArgumentError(`${method} expects an options object.`);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError(
+      `${method} expects an options object ({ ${allowed.join(', ')} }), but got ${describeValue(options)}.`,
+    );
   }
   const unknown = Object.keys(options).filter((key) => !allowed.includes(key));
   if (unknown.length > 0) {

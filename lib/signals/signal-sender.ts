@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { describeValue, jsonDataProblem, storedStringProblem } from '../common/input-guards';
 import { isUuid } from '../common/uuid';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import type { SignalEntity } from '../entities/signal.entity';
@@ -75,9 +76,16 @@ export class SignalSender {
     );
   }
 
+  /**
+   * Argument checks, before anything is written: option keys; the name and idempotency key must be
+   * storable verbatim in their text columns (non-blank name, no NUL, no lone surrogate, at most 255
+   * characters); the payload must be JSON data (see `jsonDataProblem`) within maxSignalPayloadSize.
+   */
   private validate(name: string, opts: SignalOptions): { payload: unknown; idempotencyKey: string | null } {
-    if (opts === null || typeof opts !== 'object') {
-      throw new InvalidArgumentError('signal() expects an options object: { payload?, idempotencyKey?, manager? }.');
+    if (opts === null || typeof opts !== 'object' || Array.isArray(opts)) {
+      throw new InvalidArgumentError(
+        `signal() expects an options object: { payload?, idempotencyKey?, manager? }, but got ${describeValue(opts)}.`,
+      );
     }
     const unknown = Object.keys(opts).filter((key) => !SIGNAL_OPTION_KEYS.includes(key));
     if (unknown.length > 0) {
@@ -86,11 +94,23 @@ export class SignalSender {
       );
     }
     if (typeof name !== 'string' || name.trim() === '') {
-      throw new InvalidArgumentError('signal() needs a non-blank signal name, e.g. signal(workflow, \'payment_confirmed\').');
+      throw new InvalidArgumentError(
+        `signal() needs a non-blank signal name, e.g. signal(workflow, 'payment_confirmed'), but got ${describeValue(name)}.`,
+      );
     }
+    const nameProblem = storedStringProblem(name);
+    if (nameProblem) throw new InvalidArgumentError(`signal() name ${nameProblem}.`);
     const { idempotencyKey } = opts;
-    if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey === '')) {
-      throw new InvalidArgumentError('signal() idempotencyKey must be a non-empty string.');
+    if (idempotencyKey !== undefined) {
+      const keyProblem =
+        idempotencyKey === ''
+          ? "must be a non-empty string, but was ''"
+          : storedStringProblem(idempotencyKey, { allowBlank: true });
+      if (keyProblem) throw new InvalidArgumentError(`signal() idempotencyKey ${keyProblem}.`);
+    }
+    const payloadProblem = opts.payload === undefined ? null : jsonDataProblem(opts.payload, 'payload');
+    if (payloadProblem) {
+      throw new InvalidArgumentError(`signal() ${payloadProblem}. Payloads are stored as JSON.`);
     }
     const json = opts.payload === undefined ? null : JSON.stringify(opts.payload);
     const limit = this.options.maxSignalPayloadSize;

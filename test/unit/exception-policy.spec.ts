@@ -251,6 +251,11 @@ describe('ExceptionPolicy', () => {
       }
     });
 
+    it('refuses an empty matching list, which would catch every error', () => {
+      expectPolicyError(() => construct('pause', { matching: [] }), /matching is an empty array/);
+      expectPolicyError(() => construct({ handler: () => undefined, matching: [] }), /matching is an empty array/);
+    });
+
     it('is blanket without matching and specific with it', () => {
       expect(new ExceptionPolicy('pause').isBlanket).toBe(true);
       expect(new ExceptionPolicy('pause', { matching: PaymentError }).isBlanket).toBe(false);
