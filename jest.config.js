@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
+  // The fault-injection suite runs on its own: `npm run test:reliability` (jest.reliability.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '/test/reliability/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
   moduleNameMapper: {
     '^nestjs-geneva-drive$': '<rootDir>/lib/index.ts',

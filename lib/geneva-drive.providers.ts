@@ -6,15 +6,18 @@ import { WorkflowRegistry } from './discovery/workflow.registry';
 import { CompletedWorkflowCleaner } from './housekeeping/completed-workflow.cleaner';
 import { HousekeepingLock } from './housekeeping/housekeeping.lock';
 import { HousekeepingService } from './housekeeping/housekeeping.service';
+import { ScheduledJobReconciler } from './housekeeping/scheduled-job.reconciler';
 import { StuckExecutionRecoverer } from './housekeeping/stuck-execution.recoverer';
 import { WorkflowGauges } from './housekeeping/workflow-gauges';
 import { ErrorReportingService } from './observability/error-reporting.service';
 import { GenevaDriveDataSource } from './persistence/geneva-drive-data-source';
+import { PostgresClientErrorGuard } from './persistence/postgres-client-error.guard';
 import { WorkflowStore } from './persistence/workflow.store';
 import { JobDispatcher } from './queue/job-dispatcher';
 import { HeroResolver } from './runner/hero-resolver';
 import { StepFinalizer } from './runner/step-finalizer';
 import { StepInvoker } from './runner/step-invoker';
+import { CursorCheckpointWriter } from './persistence/cursor-checkpoint.writer';
 import { StepPreparer } from './runner/step-preparer';
 import { WorkflowRunner } from './runner/workflow.runner';
 import { WorkflowScheduler } from './runner/workflow-scheduler';
@@ -33,7 +36,9 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   ErrorReportingService,
   JobDispatcher,
   GenevaDriveDataSource,
+  PostgresClientErrorGuard,
   WorkflowStore,
+  CursorCheckpointWriter,
   WorkflowScheduler,
   HeroResolver,
   SignalStore,
@@ -48,6 +53,7 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   HousekeepingLock,
   CompletedWorkflowCleaner,
   StuckExecutionRecoverer,
+  ScheduledJobReconciler,
   WorkflowGauges,
   HousekeepingService,
 ];

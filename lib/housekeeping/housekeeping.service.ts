@@ -19,16 +19,24 @@ import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
 import { asError } from '../runner/execution-transitions';
 import { CompletedWorkflowCleaner } from './completed-workflow.cleaner';
 import { HousekeepingLock } from './housekeeping.lock';
+import { ScheduledJobReconciler } from './scheduled-job.reconciler';
 import { StuckExecutionRecoverer } from './stuck-execution.recoverer';
 import { WorkflowGauges } from './workflow-gauges';
+
+/**
+ * Gauge of each housekeeping run: how many `scheduled` executions reconciliation re-enqueued
+ * because their job was lost (normally 0; anything else means jobs went missing from Redis).
+ */
+export const RECONCILED_GAUGE = 'geneva_drive.reenqueued_lost_jobs';
 
 /** The name of the library's cron job in `SchedulerRegistry`. */
 export const HOUSEKEEPING_CRON_JOB_NAME = 'geneva-drive:housekeeping';
 
 /**
  * Housekeeping (the gem's `HousekeepingJob`): deletes finished and canceled workflows older than
- * `deleteCompletedWorkflowsAfter`, recovers executions stuck `in_progress` or `scheduled`, and
- * reports the gauges to the `metrics` option.
+ * `deleteCompletedWorkflowsAfter`, recovers executions stuck `in_progress`, re-enqueues
+ * `scheduled` executions whose BullMQ job is gone (`reconcileScheduledJobs`), recovers executions
+ * stuck `scheduled`, and reports the gauges to the `metrics` option.
  *
  * Scheduled from `housekeeping.cron` through the host app's `SchedulerRegistry` (import
  * `ScheduleModule.forRoot()` once in the app; the library never imports it), registered at
@@ -43,7 +51,7 @@ export class HousekeepingService
 {
   private readonly defaultLogger = new Logger('GenevaDrive');
   private job: CronJob | null = null;
-  private readonly inFlight = new Set<Promise<HousekeepingResult>>();
+  private readonly inFlight = new Set<Promise<unknown>>();
   private stopping = false;
 
   constructor(
@@ -52,6 +60,7 @@ export class HousekeepingService
     private readonly lock: HousekeepingLock,
     private readonly cleaner: CompletedWorkflowCleaner,
     private readonly recoverer: StuckExecutionRecoverer,
+    private readonly reconciler: ScheduledJobReconciler,
     private readonly gauges: WorkflowGauges,
     private readonly errors: ErrorReportingService,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
@@ -108,11 +117,30 @@ export class HousekeepingService
    * is reported and skipped.
    */
   run(): Promise<HousekeepingResult> {
-    const pass = this.pass();
-    this.inFlight.add(pass);
-    const forget = () => this.inFlight.delete(pass);
-    pass.then(forget, forget);
-    return pass;
+    return this.track(this.pass());
+  }
+
+  /** Shutdown waits for `work`. */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const forget = () => this.inFlight.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  /**
+   * Re-enqueues now every `scheduled` execution of a ready or performing workflow whose job the
+   * queue no longer holds (after a Redis failover or flush, say), without waiting for the next
+   * housekeeping run. Needs no housekeeping lock: each row is re-checked under its own locks.
+   * Resolves the number of executions re-enqueued; does nothing (0) with the testing module's
+   * in-process queue, which never loses a job.
+   */
+  reconcileScheduledJobs(): Promise<number> {
+    return this.track(
+      this.readiness.ready
+        .then(() => this.reconciler.reconcile({ shouldStop: () => this.stopping }))
+        .then(({ reenqueued }) => reenqueued),
+    );
   }
 
   private tick(): void {
@@ -161,12 +189,25 @@ export class HousekeepingService
           shouldStop,
         );
       });
+      // Before stuck-scheduled recovery, which then leaves the rows re-enqueued here alone.
+      const reconciliation = { ran: false, reenqueued: new Set<string>() };
+      if (settings.reconcileScheduledJobs && this.reconciler.supported) {
+        await this.guard('scheduled job reconciliation', async () => {
+          const { executionIds } = await this.reconciler.reconcile({
+            batchSize: settings.batchSize,
+            shouldStop,
+          });
+          reconciliation.ran = true;
+          executionIds.forEach((id) => reconciliation.reenqueued.add(id));
+        });
+      }
       await this.guard('stuck scheduled recovery', async () => {
         result.stuckScheduledRecovered = await this.recoverer.recover(
           'scheduled',
           scheduledCutoff,
           settings.batchSize,
           shouldStop,
+          reconciliation.reenqueued,
         );
       });
       const { metrics, waitingVisibilityThresholdMs } = this.options;
@@ -178,9 +219,12 @@ export class HousekeepingService
             if (tags) metrics.gauge(name, value, tags);
             else metrics.gauge(name, value);
           }
+          if (reconciliation.ran) metrics.gauge(RECONCILED_GAUGE, reconciliation.reenqueued.size);
         });
       }
-      this.logger.log(`[Housekeeping] Completed: ${JSON.stringify(result)}`);
+      this.logger.log(
+        `[Housekeeping] Completed: ${JSON.stringify({ ...result, lostJobsReenqueued: reconciliation.reenqueued.size })}`,
+      );
       return true;
     });
     if (ran === null) {

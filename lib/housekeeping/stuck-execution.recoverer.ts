@@ -61,12 +61,16 @@ export class StuckExecutionRecoverer {
     return this.options.logger ?? this.defaultLogger;
   }
 
-  /** Recovers every execution of `kind` stuck since before `cutoff`; resolves the number recovered. */
+  /**
+   * Recovers every execution of `kind` stuck since before `cutoff`, except those in `skip` (just
+   * re-enqueued by reconciliation); resolves the number recovered.
+   */
   async recover(
     kind: StuckKind,
     cutoff: Date,
     batchSize: number,
     shouldStop: () => boolean,
+    skip: ReadonlySet<string> = new Set(),
   ): Promise<number> {
     let recovered = 0;
     let after: StuckPageStart | null = null;
@@ -76,6 +80,7 @@ export class StuckExecutionRecoverer {
       );
       for (const candidate of page) {
         if (shouldStop()) break;
+        if (skip.has(candidate.id)) continue;
         if (await this.recoverOne(kind, candidate, cutoff)) recovered += 1;
       }
       if (page.length < batchSize) break;

@@ -17,6 +17,13 @@ export interface HousekeepingOptions {
   stuckRecoveryAction?: 'reattempt' | 'cancel';
   /** default 1000 */
   batchSize?: number;
+  /**
+   * default true. Each housekeeping run first compares the `scheduled` executions of ready and
+   * performing workflows with the queue's jobs and re-enqueues those whose job is gone (a Redis
+   * flush or restart, a job that ran before its row was visible), instead of waiting for
+   * `stuckScheduledThreshold`. Also available on demand: `HousekeepingService.reconcileScheduledJobs()`.
+   */
+  reconcileScheduledJobs?: boolean;
 }
 
 /** What `errorReporter` receives beside the error. Unknown values are null. */
@@ -70,6 +77,12 @@ export interface GenevaDriveModuleOptions {
   /** default true */
   enqueueAfterCommit?: boolean;
   housekeeping?: HousekeepingOptions;
+  /**
+   * Steps a worker runs in process right after the job's own step, when the next step is due at
+   * once on the same queue and priority and waits for no signal (one commit and no queue hop
+   * between them); a chain also yields its slot after 1 s. Default 25; 0 enqueues every step.
+   */
+  maxChainedSteps?: number;
   /** bytes of serialized JSON, default 131072; null disables */
   maxCursorSize?: number | null;
   /** bytes of serialized JSON, default 131072; null disables */

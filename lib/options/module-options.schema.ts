@@ -56,7 +56,7 @@ function isQueuesRecord(value: unknown): boolean {
   });
 }
 
-class HousekeepingOptionsSchema {
+export class HousekeepingOptionsSchema {
   @IsOptionalKey() @IsBoolean() enabled?: boolean;
   @IsOptionalKey() @IsString() cron?: string;
   @IsNullableKey()
@@ -70,6 +70,7 @@ class HousekeepingOptionsSchema {
   stuckScheduledThreshold?: unknown;
   @IsOptionalKey() @IsIn(['reattempt', 'cancel']) stuckRecoveryAction?: string;
   @IsOptionalKey() @IsInt() @Min(1) batchSize?: number;
+  @IsOptionalKey() @IsBoolean() reconcileScheduledJobs?: boolean;
 }
 
 /**
@@ -84,16 +85,19 @@ export class ModuleOptionsSchema {
     const { host, port, db } = (value ?? {}) as Record<string, unknown>;
     return (
       (host === undefined || typeof host === 'string') &&
-      (port === undefined || Number.isInteger(port)) &&
+      (port === undefined || (Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65535)) &&
       (db === undefined || Number.isInteger(db))
     );
-  }, 'an ioredis options object (host: string, port and db: integers)')
+  }, 'an ioredis options object (host: string, port: an integer 0..65535, db: an integer)')
   connection?: Record<string, unknown>;
   @IsOptionalKey()
   @IsString()
-  @Matches(/^[^:]+$/, { message: 'prefix must not contain ":"' })
+  @Matches(/^[^:]+$/, { message: 'prefix must not contain ":" and must not be empty' })
   prefix?: string;
-  @IsOptionalKey() @IsString() dataSource?: string;
+  @IsOptionalKey()
+  @IsString()
+  @Matches(/\S/, { message: 'dataSource must name a TypeORM data source (omit it for the default one)' })
+  dataSource?: string;
 
   @IsOptionalKey()
   @Satisfies(
@@ -104,16 +108,18 @@ export class ModuleOptionsSchema {
 
   @IsOptionalKey()
   @IsString()
-  @Matches(/^[^:]+$/, { message: 'defaultQueue must not contain ":"' })
+  @Matches(/^[^:]+$/, { message: 'defaultQueue must not contain ":" and must not be empty' })
   defaultQueue?: string;
   @IsOptionalKey() @IsBoolean() worker?: boolean;
   @IsOptionalKey() @IsBoolean() enqueueAfterCommit?: boolean;
 
   @IsOptionalKey()
+  @IsObject({ message: 'housekeeping must be an options object' })
   @ValidateNested()
   @Type(() => HousekeepingOptionsSchema)
   housekeeping?: HousekeepingOptionsSchema;
 
+  @IsOptionalKey() @IsInt() @Min(0) maxChainedSteps?: number;
   @IsNullableKey() @IsInt() @Min(1) maxCursorSize?: number | null;
   @IsNullableKey() @IsInt() @Min(1) maxSignalPayloadSize?: number | null;
   @IsNullableKey()

@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidationError } from 'class-validator';
+import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import { parseDuration } from '../common/duration';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from '../constants';
 import { ModuleOptionsError } from '../errors/module-options.error';
@@ -7,10 +7,13 @@ import type {
   GenevaDriveModuleOptions,
   GenevaDriveQueueOptions,
 } from '../interfaces/module-options.interface';
-import { ModuleOptionsSchema } from './module-options.schema';
+import { HousekeepingOptionsSchema, ModuleOptionsSchema } from './module-options.schema';
 import type { ResolvedGenevaDriveOptions } from './resolved-options.interface';
 
 const DEFAULT_CONCURRENCY = 10;
+const DEFAULT_MAX_CHAINED_STEPS = 25;
+/** How long one job may run a workflow's steps in process before its slot goes back to the queue. */
+const STEP_CHAIN_TIME_SLICE_MS = 1_000;
 
 /** The queues a process consumes when none are configured. */
 export function defaultQueues(
@@ -37,10 +40,18 @@ export function resolveModuleOptions(
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ModuleOptionsError(`${source} expects an options object.`);
   }
+  // Own keys that no schema declares, checked on the raw object too: class-transformer lets
+  // names such as `constructor` and `__proto__` slip past `forbidNonWhitelisted`.
+  const strays = [
+    ...strayKeys(raw, ModuleOptionsSchema, ''),
+    ...(typeof raw.housekeeping === 'object' && raw.housekeeping !== null && !Array.isArray(raw.housekeeping)
+      ? strayKeys(raw.housekeeping, HousekeepingOptionsSchema, 'housekeeping.')
+      : []),
+  ];
   const schema = plainToInstance(ModuleOptionsSchema, raw);
   const errors = validateSync(schema, { whitelist: true, forbidNonWhitelisted: true });
-  if (errors.length > 0) {
-    const problems = flatten(errors).join('; ');
+  if (errors.length > 0 || strays.length > 0) {
+    const problems = [...new Set([...strays, ...flatten(errors)])].join('; ');
     throw new ModuleOptionsError(`${source} has invalid options: ${problems}.`);
   }
   const housekeeping = raw.housekeeping ?? {};
@@ -54,6 +65,7 @@ export function resolveModuleOptions(
     defaultQueue: raw.defaultQueue ?? DEFAULT_QUEUE_NAME,
     worker: raw.worker ?? true,
     enqueueAfterCommit: raw.enqueueAfterCommit ?? true,
+    stepChaining: { maxSteps: raw.maxChainedSteps ?? DEFAULT_MAX_CHAINED_STEPS, maxDurationMs: STEP_CHAIN_TIME_SLICE_MS },
     housekeeping: {
       enabled: housekeeping.enabled ?? true,
       cron: housekeeping.cron ?? '*/5 * * * *',
@@ -71,6 +83,7 @@ export function resolveModuleOptions(
       ),
       stuckRecoveryAction: housekeeping.stuckRecoveryAction ?? 'reattempt',
       batchSize: housekeeping.batchSize ?? 1000,
+      reconcileScheduledJobs: housekeeping.reconcileScheduledJobs ?? true,
     },
     maxCursorSize: raw.maxCursorSize === undefined ? 131072 : raw.maxCursorSize,
     maxSignalPayloadSize:
@@ -81,6 +94,17 @@ export function resolveModuleOptions(
     metrics: raw.metrics ?? null,
     logger: raw.logger ?? null,
   };
+}
+
+function strayKeys(value: object, schema: new () => object, path: string): string[] {
+  const known = new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(schema, '', true, false)
+      .map((metadata) => metadata.propertyName),
+  );
+  return Object.keys(value)
+    .filter((key) => !known.has(key))
+    .map((key) => `${path}${key} is not a known option`);
 }
 
 function flatten(errors: ValidationError[], path = ''): string[] {

@@ -5,6 +5,7 @@ import type {
   GenevaDriveConnectionOptions,
   GenevaDriveQueueOptions,
 } from '../interfaces/module-options.interface';
+import type { StepChainLimits } from '../runner/step-chain';
 
 /** Module options with every default applied and every duration in milliseconds. */
 export interface ResolvedGenevaDriveOptions {
@@ -23,7 +24,9 @@ export interface ResolvedGenevaDriveOptions {
     stuckScheduledThresholdMs: number;
     stuckRecoveryAction: 'reattempt' | 'cancel';
     batchSize: number;
+    reconcileScheduledJobs: boolean;
   };
+  stepChaining: StepChainLimits;
   maxCursorSize: number | null;
   maxSignalPayloadSize: number | null;
   waitingVisibilityThresholdMs: number | null;

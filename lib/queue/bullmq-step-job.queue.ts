@@ -6,19 +6,29 @@ import { PERFORM_STEP_JOB_NAME } from '../constants';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import type { StepJob } from './step-job.interface';
+import type { StepJobInspector, StepJobPresence } from './step-job-inspector';
 import { StepJobQueue } from './step-job.queue';
 
-/** Data of a step job: only the execution id; all state lives in SQL. */
+/** Job-state lookups sent to Redis at once (ioredis pipelines concurrent commands). */
+const PRESENCE_CHUNK = 200;
+
+/** Data of a step job: which execution to run; all state lives in SQL. */
 export interface StepJobData {
   stepExecutionId: string;
+  /** Absent on jobs enqueued before the field existed (the runner then looks the execution up). */
+  workflowId?: string;
 }
 
 /**
  * Step jobs on BullMQ. Queues this process registered come from `@nestjs/bullmq`; queues it only
- * produces to (a step's `jobOptions.queue`) are created lazily and closed at shutdown.
+ * produces to (a step's `jobOptions.queue`) are created lazily and closed at shutdown. Job states
+ * can be looked up (`StepJobInspector`) for the reconciliation of scheduled executions.
  */
 @Injectable()
-export class BullmqStepJobQueue extends StepJobQueue implements BeforeApplicationShutdown {
+export class BullmqStepJobQueue
+  extends StepJobQueue
+  implements StepJobInspector, BeforeApplicationShutdown
+{
   private readonly producedOnly = new Map<string, Queue>();
 
   constructor(
@@ -31,7 +41,7 @@ export class BullmqStepJobQueue extends StepJobQueue implements BeforeApplicatio
   async add(job: StepJob): Promise<void> {
     await this.queueNamed(job.queue).add(
       PERFORM_STEP_JOB_NAME,
-      { stepExecutionId: job.stepExecutionId } satisfies StepJobData,
+      { stepExecutionId: job.stepExecutionId, workflowId: job.workflowId } satisfies StepJobData,
       {
         jobId: job.jobId,
         delay: job.delay,
@@ -42,12 +52,35 @@ export class BullmqStepJobQueue extends StepJobQueue implements BeforeApplicatio
     );
   }
 
+  async jobPresence(queue: string, jobIds: readonly string[]): Promise<Map<string, StepJobPresence>> {
+    const target = this.queueNamed(queue);
+    const presence = new Map<string, StepJobPresence>();
+    for (let start = 0; start < jobIds.length; start += PRESENCE_CHUNK) {
+      const chunk = jobIds.slice(start, start + PRESENCE_CHUNK);
+      const states = await Promise.all(chunk.map((jobId) => target.getJobState(jobId)));
+      chunk.forEach((jobId, index) => {
+        const state = states[index];
+        presence.set(
+          jobId,
+          state === 'unknown' ? 'missing' : state === 'completed' || state === 'failed' ? 'finished' : 'pending',
+        );
+      });
+    }
+    return presence;
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all([...this.producedOnly.values()].map((queue) => queue.close()));
+    // A BullMQ queue closed while its Redis connection is still being established (an app whose
+    // boot failed at once, a queue first used just before shutdown) emits an `error` nobody can
+    // listen to any more, which throws; so give each a moment to connect first. `@nestjs/bullmq`
+    // closes the registered queues next.
+    await Promise.all(
+      [...this.producedOnly.values()].map(async (queue) => {
+        await untilReady(queue);
+        await queue.close();
+      }),
+    );
     this.producedOnly.clear();
-    // `@nestjs/bullmq` closes the registered queues next. A BullMQ queue closed while its Redis
-    // connection is still being established (an app whose boot failed at once) emits an `error`
-    // nobody can listen to any more, which throws; so give them a moment to connect first.
     await Promise.all(Object.keys(this.options.queues).map((name) => untilReady(this.registeredQueue(name))));
   }
 

@@ -37,7 +37,9 @@ describe('resolveModuleOptions', () => {
           stuckScheduledThresholdMs: 15 * 60_000,
           stuckRecoveryAction: 'reattempt',
           batchSize: 1000,
+          reconcileScheduledJobs: true,
         },
+        stepChaining: { maxSteps: 25, maxDurationMs: 1000 },
         maxCursorSize: 131072,
         maxSignalPayloadSize: 131072,
         waitingVisibilityThresholdMs: 7 * 86_400_000,
@@ -68,7 +70,9 @@ describe('resolveModuleOptions', () => {
           stuckScheduledThreshold: '1m',
           stuckRecoveryAction: 'cancel',
           batchSize: 10,
+          reconcileScheduledJobs: false,
         },
+        maxChainedSteps: 0,
         maxCursorSize: 1024,
         maxSignalPayloadSize: 2048,
         waitingVisibilityThreshold: '1h',
@@ -92,7 +96,9 @@ describe('resolveModuleOptions', () => {
           stuckScheduledThresholdMs: 60_000,
           stuckRecoveryAction: 'cancel',
           batchSize: 10,
+          reconcileScheduledJobs: false,
         },
+        stepChaining: { maxSteps: 0, maxDurationMs: 1000 },
         maxCursorSize: 1024,
         maxSignalPayloadSize: 2048,
         waitingVisibilityThresholdMs: 3_600_000,
@@ -158,6 +164,7 @@ describe('resolveModuleOptions', () => {
       'stuckScheduledThreshold',
       'stuckRecoveryAction',
       'batchSize',
+      'reconcileScheduledJobs',
     ])('is refused for housekeeping.%s', (key) => {
       expect(errorOf({ housekeeping: { [key]: null } }).message).toContain(`housekeeping.${key}`);
     });
@@ -251,11 +258,19 @@ describe('resolveModuleOptions', () => {
       ],
       ['housekeeping.batchSize 0', { housekeeping: { batchSize: 0 } }, /housekeeping\.batchSize: /],
       [
+        'housekeeping.reconcileScheduledJobs',
+        { housekeeping: { reconcileScheduledJobs: 'yes' } },
+        /housekeeping\.reconcileScheduledJobs: /,
+      ],
+      [
         'maxCursorSize 0',
         { maxCursorSize: 0 },
         /maxCursorSize: maxCursorSize must not be less than 1/,
       ],
       ['maxCursorSize 1.5', { maxCursorSize: 1.5 }, /maxCursorSize: /],
+      ['maxChainedSteps -1', { maxChainedSteps: -1 }, /maxChainedSteps: maxChainedSteps must not be less than 0/],
+      ['maxChainedSteps 2.5', { maxChainedSteps: 2.5 }, /maxChainedSteps: /],
+      ['maxChainedSteps null', { maxChainedSteps: null }, /maxChainedSteps/],
       ['maxSignalPayloadSize -1', { maxSignalPayloadSize: -1 }, /maxSignalPayloadSize: /],
       [
         'waitingVisibilityThreshold',

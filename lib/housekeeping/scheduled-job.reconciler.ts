@@ -1,0 +1,276 @@
+import { Injectable, Logger, type LoggerService } from '@nestjs/common';
+import { In } from 'typeorm';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { StepExecutionEntity } from '../entities/step-execution.entity';
+import { WorkflowEntity } from '../entities/workflow.entity';
+import type { ErrorReportContext } from '../interfaces/module-options.interface';
+import { ErrorReportingService } from '../observability/error-reporting.service';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import { WorkflowStore } from '../persistence/workflow.store';
+import { StepJobQueue } from '../queue/step-job.queue';
+import {
+  isStepJobInspector,
+  type StepJobInspector,
+  type StepJobPresence,
+} from '../queue/step-job-inspector';
+import { asError } from '../runner/execution-transitions';
+import { WorkflowScheduler } from '../runner/workflow-scheduler';
+
+/**
+ * How long a `scheduled` row must have been left alone before its job is looked for: the job of a
+ * row that has just committed is added right after the commit, and must not be taken for lost.
+ */
+export const RECONCILE_GRACE_MS = 5_000;
+
+const RUNNABLE_WORKFLOW_STATES = ['ready', 'performing'];
+
+/** What one reconciliation did. */
+export interface ReconciliationResult {
+  /** `scheduled` executions whose job was looked up. */
+  checked: number;
+  /** Executions re-enqueued because their job was missing or had already finished. */
+  reenqueued: number;
+  /** Ids of the re-enqueued executions. */
+  executionIds: string[];
+}
+
+/** A candidate row, the queue its job belongs in, and what that queue knows of the job. */
+interface Candidate {
+  execution: StepExecutionEntity;
+  queue: string;
+  presence?: StepJobPresence;
+}
+
+/** How long one batch of job lookups may take (a command to an unreachable Redis can hang). */
+const LOOKUP_TIMEOUT_MS = 10_000;
+
+/**
+ * Compares the `scheduled` executions of ready and performing workflows (due or not) with the
+ * queue's jobs and re-enqueues, under a fresh job id, every execution whose latest job (`job_id`)
+ * the queue no longer holds or has already finished: a Redis flush or restart without persistence,
+ * a job added before its row was visible and dropped, a process that died between the commit and
+ * the enqueue. Lost work is then recovered at the next housekeeping run instead of after
+ * `stuckScheduledThreshold`.
+ *
+ * Rows younger than `RECONCILE_GRACE_MS` (by `updated_at`) are left alone: their job may still be
+ * on its way. Each re-enqueue happens under the workflow then execution row locks, only if the row
+ * is still `scheduled` with the same `job_id` and the job is still absent, so concurrent
+ * reconciliations (several processes) never re-enqueue a row twice. A duplicate job is harmless
+ * anyway: the runner skips an execution that is no longer `scheduled`. Needs a queue that can be
+ * inspected (BullMQ); with the testing module's in-process queue it does nothing.
+ */
+@Injectable()
+export class ScheduledJobReconciler {
+  private readonly defaultLogger = new Logger('GenevaDrive');
+
+  constructor(
+    private readonly database: GenevaDriveDataSource,
+    private readonly store: WorkflowStore,
+    private readonly scheduler: WorkflowScheduler,
+    private readonly registry: WorkflowRegistry,
+    private readonly queue: StepJobQueue,
+    private readonly errors: ErrorReportingService,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {}
+
+  private get logger(): LoggerService {
+    return this.options.logger ?? this.defaultLogger;
+  }
+
+  /** Whether this process's queue can be inspected (BullMQ). */
+  get supported(): boolean {
+    return isStepJobInspector(this.queue);
+  }
+
+  /**
+   * One pass over every `scheduled` execution of a ready or performing workflow, in keyset pages
+   * of `batchSize`. `graceMs` overrides `RECONCILE_GRACE_MS`.
+   */
+  async reconcile(
+    options: { batchSize?: number; graceMs?: number; shouldStop?: () => boolean } = {},
+  ): Promise<ReconciliationResult> {
+    const result: ReconciliationResult = { checked: 0, reenqueued: 0, executionIds: [] };
+    const inspector = isStepJobInspector(this.queue) ? this.queue : null;
+    if (!inspector) return result;
+    const batchSize = options.batchSize ?? this.options.housekeeping.batchSize;
+    const shouldStop = options.shouldStop ?? (() => false);
+    const settledBefore = new Date(Date.now() - (options.graceMs ?? RECONCILE_GRACE_MS));
+    let after: StepExecutionEntity | null = null;
+    while (!shouldStop()) {
+      const { executions, workflows } = await this.page(settledBefore, batchSize, after);
+      const candidates = this.candidates(executions, workflows);
+      result.checked += candidates.length;
+      for (const candidate of await this.lost(inspector, candidates)) {
+        if (shouldStop()) break;
+        if (await this.reenqueue(candidate)) {
+          result.reenqueued += 1;
+          result.executionIds.push(candidate.execution.id);
+        }
+      }
+      if (executions.length < batchSize) break;
+      after = executions[executions.length - 1];
+    }
+    if (result.reenqueued > 0) {
+      this.logger.log(
+        `[Housekeeping] Re-enqueued ${result.reenqueued} scheduled step execution(s) whose job was lost (${result.checked} checked)`,
+      );
+    }
+    return result;
+  }
+
+  /**
+   * One page of `scheduled` executions of runnable workflows, settled before the grace cutoff,
+   * ordered by `(scheduled_for, id)` (the `(state, scheduled_for)` index), with their workflows.
+   */
+  private page(
+    settledBefore: Date,
+    limit: number,
+    after: StepExecutionEntity | null,
+  ): Promise<{ executions: StepExecutionEntity[]; workflows: Map<string, WorkflowEntity> }> {
+    return this.database.transaction(async (uow) => {
+      const query = uow.manager
+        .createQueryBuilder(StepExecutionEntity, 'execution')
+        .select([
+          'execution.id',
+          'execution.workflowId',
+          'execution.stepName',
+          'execution.jobId',
+          'execution.scheduledFor',
+        ])
+        .innerJoin(
+          WorkflowEntity,
+          'workflow',
+          `workflow.id = execution.workflowId AND workflow.state IN ('${RUNNABLE_WORKFLOW_STATES.join("', '")}')`,
+        )
+        .where("execution.state = 'scheduled'")
+        .andWhere('execution.updatedAt < :settledBefore', { settledBefore });
+      if (after) {
+        query.andWhere(
+          '(execution.scheduledFor > :afterAt OR (execution.scheduledFor = :afterAt AND execution.id > :afterId))',
+          { afterAt: after.scheduledFor, afterId: after.id },
+        );
+      }
+      const executions = await query
+        .orderBy('execution.scheduledFor', 'ASC')
+        .addOrderBy('execution.id', 'ASC')
+        .limit(limit)
+        .getMany();
+      const ids = [...new Set(executions.map((execution) => execution.workflowId))];
+      const rows =
+        ids.length === 0
+          ? []
+          : await uow.manager.find(WorkflowEntity, {
+              where: { id: In(ids) },
+              select: { id: true, type: true, state: true, metadata: true },
+            });
+      return { executions, workflows: new Map(rows.map((row) => [row.id, row])) };
+    });
+  }
+
+  /**
+   * The queue each execution's job belongs in (class < instance < step job options). Executions
+   * of an unregistered class are left to stuck-scheduled recovery, which reports them.
+   */
+  private candidates(
+    executions: StepExecutionEntity[],
+    workflows: Map<string, WorkflowEntity>,
+  ): Candidate[] {
+    const candidates: Candidate[] = [];
+    for (const execution of executions) {
+      const workflow = workflows.get(execution.workflowId);
+      const definition = workflow && this.registry.findByName(workflow.type);
+      if (!workflow || !definition || !execution.jobId) continue;
+      const step = definition.steps.named(execution.stepName);
+      const queue = step
+        ? this.scheduler.mergedJobOptions(definition, workflow, step).queue
+        : definition.stepJobOptions.queue;
+      candidates.push({ execution, queue: queue ?? this.options.defaultQueue });
+    }
+    return candidates;
+  }
+
+  /** The candidates whose latest job is missing or finished, looked up per queue in batches. */
+  private async lost(inspector: StepJobInspector, candidates: Candidate[]): Promise<Candidate[]> {
+    const byQueue = new Map<string, Candidate[]>();
+    for (const candidate of candidates) {
+      byQueue.set(candidate.queue, [...(byQueue.get(candidate.queue) ?? []), candidate]);
+    }
+    const lost: Candidate[] = [];
+    for (const [queue, group] of byQueue) {
+      const presence = await withTimeout(
+        inspector.jobPresence(
+          queue,
+          group.map(({ execution }) => execution.jobId!),
+        ),
+        `looking up ${group.length} job(s) in queue '${queue}'`,
+      );
+      for (const candidate of group) {
+        candidate.presence = presence.get(candidate.execution.jobId!) ?? 'missing';
+        if (candidate.presence !== 'pending') lost.push(candidate);
+      }
+    }
+    return lost;
+  }
+
+  /** Re-enqueues one execution if, under its locks, it is still scheduled with the same job id. */
+  private async reenqueue({ execution: candidate, queue, presence }: Candidate): Promise<boolean> {
+    const context: ErrorReportContext = {
+      workflowId: candidate.workflowId,
+      workflowClass: '',
+      stepExecutionId: candidate.id,
+      stepName: candidate.stepName,
+      heroType: null,
+      heroId: null,
+    };
+    try {
+      return await this.database.transaction(async (uow) => {
+        const workflow = await this.store.lockWorkflow(uow, candidate.workflowId);
+        const execution = await this.store.lockExecution(uow, candidate.id);
+        const definition = workflow && this.registry.findByName(workflow.type);
+        if (!workflow || !execution || !definition) return false;
+        Object.assign(context, {
+          workflowClass: workflow.type,
+          heroType: workflow.heroType,
+          heroId: workflow.heroId,
+        });
+        // Someone else moved it on meanwhile (a worker ran it, resume/recovery re-enqueued it).
+        if (execution.state !== 'scheduled' || execution.jobId !== candidate.jobId) return false;
+        if (!RUNNABLE_WORKFLOW_STATES.includes(workflow.state)) return false;
+        this.logger.log(
+          `[Housekeeping] Re-enqueuing ${workflow.type} id=${workflow.id} execution_id=${execution.id} step_name=${execution.stepName}: ` +
+            `job ${execution.jobId} is ${presence} in queue '${queue}'`,
+        );
+        await this.scheduler.reenqueueExecution(uow, workflow, definition, execution);
+        return true;
+      });
+    } catch (error) {
+      const failure = asError(error);
+      this.logger.error(
+        `[Housekeeping] Could not reconcile step execution ${candidate.id}: ${failure.message}`,
+      );
+      await this.errors.report(failure, context);
+      return false;
+    }
+  }
+}
+
+/** Rejects when `promise` takes longer than `LOOKUP_TIMEOUT_MS`. */
+async function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  // A lookup that loses the race must not become an unhandled rejection later.
+  promise.catch(() => undefined);
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new Error(`Timed out after ${LOOKUP_TIMEOUT_MS} ms ${what}; is Redis reachable?`)),
+      LOOKUP_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

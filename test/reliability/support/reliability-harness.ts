@@ -1,0 +1,242 @@
+import { randomBytes } from 'node:crypto';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { Queue } from 'bullmq';
+import type { DataSource } from 'typeorm';
+import {
+  HousekeepingService,
+  WorkflowService,
+  type HousekeepingResult,
+  type WorkflowEntity,
+} from '../../../lib';
+import {
+  RELIABILITY_JOURNAL_DDL,
+  type ReliabilitySettings,
+} from '../../fixtures/reliability.workflows';
+import { sleep } from './wait';
+import { PrivatePostgres } from './private-postgres';
+import { PrivateRedis } from './private-redis';
+import {
+  ReliabilityModule,
+  type ReliabilityAppOptions,
+  type ReliabilityTarget,
+} from './reliability-module';
+import { WorkerPool } from './worker-pool';
+
+export interface ReliabilityHarnessOptions {
+  /** Worker concurrency per child. */
+  concurrency?: number;
+  settings?: Partial<ReliabilitySettings>;
+  /** Housekeeping options of the parent's control app (timers stay off; the scenario runs it). */
+  housekeeping?: ReliabilityAppOptions['housekeeping'];
+}
+
+const DEFAULT_SETTINGS: Omit<ReliabilitySettings, 'worker'> = { stepMs: 20, items: 10, itemMs: 10 };
+
+/**
+ * One fault-injection scenario's world: a private PostgreSQL cluster and a private Redis (both on
+ * loopback, both the scenario's to kill), the engine's tables and the journal, a control app in
+ * this process (`worker: false`: it starts workflows, sends signals and runs housekeeping), and a
+ * pool of worker children.
+ */
+export class ReliabilityHarness {
+  readonly pool: WorkerPool;
+  /** Per-child overrides of the worker options (a command-only child: `worker: false`). */
+  readonly overrides = new Map<string, Partial<ReliabilityAppOptions>>();
+  private inspectionQueue: Queue | null = null;
+
+  private constructor(
+    /** Errors the control app's errorReporter saw. */
+    readonly reported: string[],
+    readonly postgres: PrivatePostgres,
+    readonly redis: PrivateRedis,
+    readonly target: ReliabilityTarget,
+    readonly app: INestApplicationContext,
+    private readonly options: ReliabilityHarnessOptions,
+  ) {
+    this.pool = new WorkerPool((name) => this.workerOptions(name));
+  }
+
+  static async boot(options: ReliabilityHarnessOptions = {}): Promise<ReliabilityHarness> {
+    const postgres = await PrivatePostgres.start();
+    const redis = await PrivateRedis.start().catch(async (error: unknown) => {
+      await postgres.stop();
+      throw error;
+    });
+    const target: ReliabilityTarget = {
+      pgHost: '127.0.0.1',
+      pgPort: postgres.port,
+      pgDatabase: 'postgres',
+      redisPort: redis.port,
+      prefix: `gd-rel-${randomBytes(4).toString('hex')}`,
+    };
+    const reported: string[] = [];
+    try {
+      const app = await NestFactory.createApplicationContext(
+        ReliabilityModule.forRoot({
+          target,
+          applicationName: 'reliability-control',
+          worker: false,
+          concurrency: 1,
+          poolSize: 10,
+          migrate: true,
+          settings: { ...DEFAULT_SETTINGS, ...options.settings, worker: 'control' },
+          housekeeping: options.housekeeping,
+          logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
+          errorReporter: (error) => {
+            reported.push(error.message);
+          },
+        }),
+        { logger: false },
+      );
+      const harness = new ReliabilityHarness(reported, postgres, redis, target, app, options);
+      await harness.dataSource.query(RELIABILITY_JOURNAL_DDL);
+      return harness;
+    } catch (error) {
+      await redis.stop();
+      await postgres.stop();
+      throw error;
+    }
+  }
+
+  get service(): WorkflowService {
+    return this.app.get(WorkflowService);
+  }
+
+  get housekeeping(): HousekeepingService {
+    return this.app.get(HousekeepingService);
+  }
+
+  get dataSource(): DataSource {
+    return this.app.get<DataSource>(getDataSourceToken());
+  }
+
+  /** Options of the worker child `name`. */
+  workerOptions(name: string): ReliabilityAppOptions {
+    const concurrency = this.options.concurrency ?? 4;
+    return {
+      target: this.target,
+      applicationName: `reliability-${name}`,
+      worker: true,
+      concurrency,
+      poolSize: concurrency + 4,
+      settings: { ...DEFAULT_SETTINGS, ...this.options.settings, worker: name },
+      ...this.overrides.get(name),
+    };
+  }
+
+  /** Starts `count` workflows of each type (heroless), interleaved; resolves their ids by type. */
+  async startWorkflows(counts: Record<string, number>): Promise<Map<string, string[]>> {
+    const ids = new Map<string, string[]>(Object.keys(counts).map((type) => [type, []]));
+    const order: string[] = [];
+    for (let round = 0; order.length < Object.values(counts).reduce((a, b) => a + b, 0); round++) {
+      for (const [type, count] of Object.entries(counts)) if (round < count) order.push(type);
+    }
+    for (let start = 0; start < order.length; start += 25) {
+      await Promise.all(
+        order.slice(start, start + 25).map(async (type) => {
+          const workflow = await this.service.start(type);
+          ids.get(type)!.push(workflow.id);
+        }),
+      );
+    }
+    return ids;
+  }
+
+  /** Counts workflows by state. */
+  async stateCounts(): Promise<Record<string, number>> {
+    const rows = await this.dataSource.query<Array<{ state: string; count: number }>>(
+      'SELECT state, COUNT(*)::int AS count FROM geneva_drive_workflows GROUP BY state',
+    );
+    return Object.fromEntries(rows.map((row) => [row.state, row.count]));
+  }
+
+  /**
+   * Runs housekeeping every `everyMs` until `done` holds, the timeout passes, or nothing can move
+   * any more (no workflow ready or performing: the rest are paused or canceled, which the
+   * invariant checks then report); resolves the summed results and the number of runs.
+   */
+  async housekeepUntil(
+    done: () => Promise<boolean>,
+    { everyMs = 1_000, timeoutMs = 60_000 } = {},
+  ): Promise<{ runs: number; totals: HousekeepingResult; ms: number }> {
+    const totals: HousekeepingResult = {
+      workflowsCleanedUp: 0,
+      stepExecutionsCleanedUp: 0,
+      signalsCleanedUp: 0,
+      stuckInProgressRecovered: 0,
+      stuckScheduledRecovered: 0,
+    };
+    const startedAt = Date.now();
+    let runs = 0;
+    while (!(await done())) {
+      if (Date.now() - startedAt > timeoutMs) break;
+      const states = await this.stateCounts();
+      if (runs > 0 && !states.ready && !states.performing) break;
+      const result = await this.housekeeping.run();
+      runs += 1;
+      for (const key of Object.keys(totals) as Array<keyof HousekeepingResult>)
+        totals[key] += result[key];
+      await sleep(everyMs);
+    }
+    return { runs, totals, ms: Date.now() - startedAt };
+  }
+
+  /** Whether every listed workflow reached `finished`. */
+  async allFinished(ids: string[]): Promise<boolean> {
+    const rows = await this.dataSource.query<Array<{ count: number }>>(
+      `SELECT COUNT(*)::int AS count FROM geneva_drive_workflows WHERE id = ANY($1) AND state = 'finished'`,
+      [ids],
+    );
+    return rows[0].count === ids.length;
+  }
+
+  async workflows(ids: string[]): Promise<WorkflowEntity[]> {
+    return (await Promise.all(ids.map((id) => this.service.find(id)))).filter(
+      (workflow): workflow is WorkflowEntity => workflow !== null,
+    );
+  }
+
+  /** A BullMQ handle on the scenario's queue, to look at jobs. */
+  get queue(): Queue {
+    this.inspectionQueue ??= new Queue('geneva-drive', {
+      connection: { host: '127.0.0.1', port: this.target.redisPort },
+      prefix: this.target.prefix,
+    });
+    return this.inspectionQueue;
+  }
+
+  /** One line per execution: state, outcome, job id and that job's BullMQ state (for failures). */
+  async describeExecutions(executionIds: string[]): Promise<string[]> {
+    const rows = await this.dataSource.query<
+      Array<{
+        id: string;
+        step_name: string;
+        state: string;
+        outcome: string | null;
+        job_id: string;
+      }>
+    >(
+      'SELECT id, step_name, state, outcome, job_id FROM geneva_drive_step_executions WHERE id = ANY($1)',
+      [executionIds],
+    );
+    return Promise.all(
+      rows.map(
+        async (row) =>
+          `${row.id} ${row.step_name} ${row.state}/${row.outcome} job ${row.job_id}: ${await this.queue.getJobState(row.job_id)}`,
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.inspectionQueue?.close();
+      await this.pool.stopAll();
+      await this.app.close();
+    } finally {
+      await this.redis.stop();
+      await this.postgres.stop();
+    }
+  }
+}

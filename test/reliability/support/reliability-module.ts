@@ -1,0 +1,86 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import {
+  GENEVA_DRIVE_ENTITIES,
+  GENEVA_DRIVE_MIGRATIONS,
+  GenevaDriveModule,
+  type GenevaDriveModuleOptions,
+} from '../../../lib';
+import { Order } from '../../fixtures/order.entity';
+import {
+  RELIABILITY_SETTINGS,
+  RELIABILITY_WORKFLOWS,
+  ReliabilityJournal,
+  type ReliabilitySettings,
+} from '../../fixtures/reliability.workflows';
+
+/** Where a reliability app finds its PostgreSQL, Redis and BullMQ prefix. */
+export interface ReliabilityTarget {
+  pgHost: string;
+  pgPort: number;
+  pgDatabase: string;
+  redisPort: number;
+  prefix: string;
+}
+
+/** One reliability app: the parent's control app or a worker child. */
+export interface ReliabilityAppOptions {
+  target: ReliabilityTarget;
+  /** PostgreSQL application_name of its connections (pg_terminate_backend picks them by it). */
+  applicationName: string;
+  worker: boolean;
+  /** default true (the library's default) */
+  enqueueAfterCommit?: boolean;
+  concurrency: number;
+  poolSize: number;
+  settings: ReliabilitySettings;
+  /** Runs the migrations on boot (the parent, before any worker starts). */
+  migrate?: boolean;
+  housekeeping?: GenevaDriveModuleOptions['housekeeping'];
+  logger?: GenevaDriveModuleOptions['logger'];
+  errorReporter?: GenevaDriveModuleOptions['errorReporter'];
+}
+
+@Module({})
+export class ReliabilityModule {
+  static forRoot(options: ReliabilityAppOptions): DynamicModule {
+    const { target } = options;
+    return {
+      module: ReliabilityModule,
+      imports: [
+        TypeOrmModule.forRoot({
+          type: 'postgres',
+          host: target.pgHost,
+          port: target.pgPort,
+          username: 'postgres',
+          database: target.pgDatabase,
+          applicationName: options.applicationName,
+          entities: [...GENEVA_DRIVE_ENTITIES, Order],
+          migrations: GENEVA_DRIVE_MIGRATIONS,
+          migrationsRun: options.migrate ?? false,
+          synchronize: options.migrate ?? false,
+          // Above the worker concurrency (README), plus the journal's and checkpoints' writes.
+          extra: { max: options.poolSize, connectionTimeoutMillis: 5_000 },
+          // Reconnect patiently at boot (a restarted PostgreSQL takes a moment).
+          retryAttempts: 20,
+          retryDelay: 500,
+        }),
+        GenevaDriveModule.forRoot({
+          prefix: target.prefix,
+          connection: { host: '127.0.0.1', port: target.redisPort },
+          queues: { 'geneva-drive': { concurrency: options.concurrency } },
+          worker: options.worker,
+          enqueueAfterCommit: options.enqueueAfterCommit ?? true,
+          housekeeping: { enabled: false, ...options.housekeeping },
+          ...(options.logger ? { logger: options.logger } : {}),
+          ...(options.errorReporter ? { errorReporter: options.errorReporter } : {}),
+        }),
+      ],
+      providers: [
+        { provide: RELIABILITY_SETTINGS, useValue: options.settings },
+        ReliabilityJournal,
+        ...RELIABILITY_WORKFLOWS,
+      ],
+    };
+  }
+}
