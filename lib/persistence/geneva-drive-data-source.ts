@@ -13,9 +13,19 @@ import { AfterCommitSubscriber } from '../queue/after-commit.subscriber';
 import { JobDispatcher } from '../queue/job-dispatcher';
 import { AsyncMutex, sqliteMutexFor } from './async-mutex';
 import { adaptMysqlJsonColumns } from './mysql-json-columns';
+import { PostgresWriteBatch } from './postgres-write-batch';
 import { applyColumnVisibility, detectSchemaFeatures, type SchemaFeatures } from './schema-features';
 import { databaseFamily, hasUtcTimezone, type DatabaseFamily } from './sql-dialect';
 import { UnitOfWork } from './unit-of-work';
+
+/** How a library transaction runs. */
+export interface TransactionOptions {
+  /**
+   * The runner's transactions: merge the changes to workflow rows and write each once before the
+   * commit; on PostgreSQL also batch the store's writes into the next round trip (PostgresWriteBatch).
+   */
+  hotPath?: boolean;
+}
 
 /**
  * The library's handle on the app's TypeORM DataSource: resolves it at `onModuleInit`, and runs
@@ -30,6 +40,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
   private familyName: DatabaseFamily = 'postgres';
   private sqliteMutex = new AsyncMutex();
   private schemaFeatures: SchemaFeatures = { resumable: true, signals: true };
+  private readCommittedByDefault = false;
 
   constructor(
     private readonly moduleRef: ModuleRef,
@@ -66,6 +77,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
     }
     dataSource.subscribers.push(new AfterCommitSubscriber(this.dispatcher));
     this.source = dataSource;
+    this.readCommittedByDefault = await this.detectReadCommittedDefault(dataSource);
     await this.refreshSchemaFeatures();
   }
 
@@ -103,7 +115,11 @@ export class GenevaDriveDataSource implements OnModuleInit {
    * Runs `work` in one transaction. With a caller's `manager` inside an active transaction it runs
    * in a savepoint of it, and its jobs wait for the caller's outermost commit.
    */
-  async transaction<T>(work: (uow: UnitOfWork) => Promise<T>, callerManager?: EntityManager): Promise<T> {
+  async transaction<T>(
+    work: (uow: UnitOfWork) => Promise<T>,
+    callerManager?: EntityManager,
+    options: TransactionOptions = {},
+  ): Promise<T> {
     const callerRunner = callerManager?.queryRunner;
     if (callerManager && callerManager.connection !== this.dataSource) {
       throw new InvalidArgumentError(
@@ -113,21 +129,29 @@ export class GenevaDriveDataSource implements OnModuleInit {
     if (callerManager && callerRunner?.isTransactionActive) {
       let uow!: UnitOfWork;
       const result = await callerManager.transaction(async (manager) => {
-        uow = this.newUnitOfWork(manager);
-        return work(uow);
+        uow = this.newUnitOfWork(manager, options);
+        return this.runWork(uow, work);
       });
       this.dispatcher.deferToCaller(callerRunner, uow.deferredJobs);
       return result;
     }
     let uow!: UnitOfWork;
+    const body = (manager: EntityManager) => this.runWork((uow = this.newUnitOfWork(manager, options)), work);
     const result =
       this.familyName === 'sqlite'
         ? // One connection: library transactions take turns (the enqueue below needs no turn).
-          await this.sqliteMutex.runExclusive(() =>
-            this.dataSource.transaction((manager) => work((uow = this.newUnitOfWork(manager)))),
-          )
-        : await this.dataSource.transaction('READ COMMITTED', (manager) => work((uow = this.newUnitOfWork(manager))));
+          await this.sqliteMutex.runExclusive(() => this.dataSource.transaction(body))
+        : this.readCommittedByDefault
+          ? // Saves a SET TRANSACTION round trip per transaction on the hot path.
+            await this.dataSource.transaction(body)
+          : await this.dataSource.transaction('READ COMMITTED', body);
     await this.dispatcher.flush(uow.deferredJobs);
+    return result;
+  }
+
+  private async runWork<T>(uow: UnitOfWork, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    const result = await work(uow);
+    await uow.runBeforeCommit();
     return result;
   }
 
@@ -141,12 +165,29 @@ export class GenevaDriveDataSource implements OnModuleInit {
     return this.sqliteMutex.runExclusive(() => work(this.manager));
   }
 
-  private newUnitOfWork(manager: EntityManager): UnitOfWork {
+  private newUnitOfWork(manager: EntityManager, options: TransactionOptions): UnitOfWork {
+    let batch: PostgresWriteBatch | null = null;
+    if (options.hotPath && this.familyName === 'postgres' && manager.queryRunner) {
+      batch = new PostgresWriteBatch(this.dataSource);
+      batch.attach(manager.queryRunner);
+    }
     return new UnitOfWork(
       manager,
       this.familyName !== 'sqlite',
       this.dispatcher.immediateEnqueuer(),
       this.familyName === 'mysql',
+      options.hotPath ?? false,
+      batch,
     );
+  }
+
+  /**
+   * PostgreSQL's `default_transaction_isolation` is READ COMMITTED unless the server or the
+   * connection role changed it; only then does every transaction need its own SET TRANSACTION.
+   */
+  private async detectReadCommittedDefault(dataSource: DataSource): Promise<boolean> {
+    if (this.familyName !== 'postgres') return false;
+    const rows = await dataSource.query<Array<Record<string, string>>>('SHOW default_transaction_isolation');
+    return rows[0]?.default_transaction_isolation === 'read committed';
   }
 }

@@ -1,12 +1,17 @@
 import type { EntityManager } from 'typeorm';
 import type { StepJob } from '../queue/step-job.interface';
+import type { PostgresWriteBatch } from './postgres-write-batch';
+
+/** Work registered to run inside the transaction, after its body and before its commit. */
+type BeforeCommit = () => Promise<void>;
 
 /**
  * One library transaction: its manager (every query inside uses it, never a second connection),
- * and the jobs to enqueue once it commits.
+ * the jobs to enqueue once it commits, and writes held back until just before the commit.
  */
 export class UnitOfWork {
   readonly deferredJobs: StepJob[] = [];
+  private readonly beforeCommitWork = new Map<string, BeforeCommit>();
 
   constructor(
     readonly manager: EntityManager,
@@ -19,11 +24,30 @@ export class UnitOfWork {
      * caller's REPEATABLE READ transaction) and miss a row that changed meanwhile (SPEC §15.10).
      */
     readonly lockingReads = false,
+    /**
+     * The runner's transactions change the locked workflow row several times (finish a step,
+     * point at the next, start it) and never read it back with SQL: those changes are merged and
+     * written once, before the commit.
+     */
+    readonly coalescesWorkflowWrites = false,
+    /** PostgreSQL, the runner's transactions: the store's writes are batched (see PostgresWriteBatch). */
+    readonly writeBatch: PostgresWriteBatch | null = null,
   ) {}
 
   /** Enqueues after commit, or at once inside `withInlineEnqueue` / with `enqueueAfterCommit: false`. */
   async enqueue(job: StepJob): Promise<void> {
     if (this.enqueueNow) await this.enqueueNow(job);
     else this.deferredJobs.push(job);
+  }
+
+  /** Runs `work` once before the commit; a later registration under the same key is ignored. */
+  beforeCommit(key: string, work: BeforeCommit): void {
+    if (!this.beforeCommitWork.has(key)) this.beforeCommitWork.set(key, work);
+  }
+
+  /** Called by the transaction wrapper after the body succeeded. */
+  async runBeforeCommit(): Promise<void> {
+    for (const work of this.beforeCommitWork.values()) await work();
+    this.beforeCommitWork.clear();
   }
 }

@@ -16,6 +16,9 @@ type ExecutionChanges = Partial<Omit<StepExecutionEntity, 'id' | 'workflowId' | 
  */
 @Injectable()
 export class WorkflowStore {
+  /** Workflow changes held back until the commit of a coalescing unit of work. */
+  private readonly pendingWorkflowWrites = new WeakMap<UnitOfWork, Map<string, WorkflowChanges>>();
+
   /** Locks and reads the workflow row (always locked before any execution row). */
   lockWorkflow(uow: UnitOfWork, id: string): Promise<WorkflowEntity | null> {
     const query = uow.manager.createQueryBuilder(WorkflowEntity, 'workflow').where('workflow.id = :id', { id });
@@ -103,17 +106,34 @@ export class WorkflowStore {
       updatedAt: now,
       ...fields,
     } satisfies Partial<StepExecutionEntity>);
-    await uow.manager.insert(StepExecutionEntity, execution as QueryDeepPartialEntity<StepExecutionEntity>);
+    if (uow.writeBatch) uow.writeBatch.insert(StepExecutionEntity, execution);
+    else await uow.manager.insert(StepExecutionEntity, execution as QueryDeepPartialEntity<StepExecutionEntity>);
     return execution;
   }
 
+  /**
+   * Changes the workflow row and the entity. In a unit of work that coalesces workflow writes,
+   * the row is written once before the commit, with every change made meanwhile.
+   */
   async updateWorkflow(uow: UnitOfWork, workflow: WorkflowEntity, changes: WorkflowChanges): Promise<void> {
     const updatedAt = new Date();
-    await uow.manager.update(WorkflowEntity, { id: workflow.id }, {
-      ...changes,
-      updatedAt,
-    } as QueryDeepPartialEntity<WorkflowEntity>);
     Object.assign(workflow, changes, { updatedAt });
+    if (!uow.coalescesWorkflowWrites) {
+      await uow.manager.update(WorkflowEntity, { id: workflow.id }, {
+        ...changes,
+        updatedAt,
+      } as QueryDeepPartialEntity<WorkflowEntity>);
+      return;
+    }
+    let pendingByWorkflow = this.pendingWorkflowWrites.get(uow);
+    if (!pendingByWorkflow) this.pendingWorkflowWrites.set(uow, (pendingByWorkflow = new Map<string, WorkflowChanges>()));
+    const pending = pendingByWorkflow.get(workflow.id) ?? {};
+    pendingByWorkflow.set(workflow.id, Object.assign(pending, changes, { updatedAt }));
+    uow.beforeCommit(`workflow:${workflow.id}`, async () => {
+      pendingByWorkflow.delete(workflow.id);
+      if (uow.writeBatch) uow.writeBatch.update(WorkflowEntity, { id: workflow.id }, pending);
+      else await uow.manager.update(WorkflowEntity, { id: workflow.id }, pending as QueryDeepPartialEntity<WorkflowEntity>);
+    });
   }
 
   async updateExecution(
@@ -122,10 +142,13 @@ export class WorkflowStore {
     changes: ExecutionChanges,
   ): Promise<void> {
     const updatedAt = new Date();
-    await uow.manager.update(StepExecutionEntity, { id: execution.id }, {
-      ...changes,
-      updatedAt,
-    } as QueryDeepPartialEntity<StepExecutionEntity>);
+    if (uow.writeBatch) uow.writeBatch.update(StepExecutionEntity, { id: execution.id }, { ...changes, updatedAt });
+    else {
+      await uow.manager.update(StepExecutionEntity, { id: execution.id }, {
+        ...changes,
+        updatedAt,
+      } as QueryDeepPartialEntity<StepExecutionEntity>);
+    }
     Object.assign(execution, changes, { updatedAt });
   }
 
@@ -135,10 +158,8 @@ export class WorkflowStore {
    */
   async sweepStrayExecutions(uow: UnitOfWork, workflowId: string): Promise<void> {
     const now = new Date();
-    await uow.manager.update(
-      StepExecutionEntity,
-      { workflowId, state: In(['scheduled', 'waiting']) },
-      { state: 'canceled', outcome: 'canceled', canceledAt: now, finishedAt: now, updatedAt: now },
-    );
+    const changes = { state: 'canceled', outcome: 'canceled', canceledAt: now, finishedAt: now, updatedAt: now } as const;
+    if (uow.writeBatch) uow.writeBatch.update(StepExecutionEntity, { workflowId, state: ['scheduled', 'waiting'] }, changes);
+    else await uow.manager.update(StepExecutionEntity, { workflowId, state: In(['scheduled', 'waiting']) }, changes);
   }
 }

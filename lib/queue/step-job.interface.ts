@@ -3,6 +3,8 @@ export interface StepJob {
   /** `<executionId>` on first enqueue, `<executionId>_<n>` on re-enqueues. */
   jobId: string;
   stepExecutionId: string;
+  /** Carried so the worker locks the workflow row without looking the execution up first. */
+  workflowId: string;
   queue: string;
   /** BullMQ priority (1 = highest); undefined = unprioritized. */
   priority?: number;

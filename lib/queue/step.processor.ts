@@ -12,7 +12,7 @@ export abstract class StepProcessor extends WorkerHost {
   }
 
   async process(job: Job<StepJobData>): Promise<void> {
-    await this.runner.performStep(job.data.stepExecutionId);
+    await this.runner.performJob(job.data, { queue: job.queueName, priority: job.opts.priority || undefined });
   }
 }
 

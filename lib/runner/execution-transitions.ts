@@ -33,9 +33,9 @@ export function errorColumns(
   error: Error,
 ): Pick<StepExecutionEntity, 'errorClassName' | 'errorMessage' | 'errorBacktrace'> {
   return {
-    errorClassName: errorClassName(error),
-    errorMessage: error.message,
-    errorBacktrace: exceptionInfo(error).backtrace.join('\n'),
+    errorClassName: storableText(errorClassName(error)),
+    errorMessage: storableText(error.message),
+    errorBacktrace: storableText(exceptionInfo(error).backtrace.join('\n')),
   };
 }
 
@@ -47,4 +47,9 @@ export function asError(thrown: unknown): Error {
 function errorClassName(error: Error): string {
   const ctorName = (error.constructor as { name?: string } | undefined)?.name;
   return ctorName && ctorName !== 'Error' ? ctorName : error.name;
+}
+
+/** Text columns refuse NUL on PostgreSQL: an error message carrying one must not fail the finalize. */
+function storableText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }

@@ -15,6 +15,9 @@ import type { FlowControlRequest } from './flow-control';
 import type { PreparedStep, StepRun } from './prepared-step.interface';
 import type { StepContextImpl } from './step-context';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
+import { QueryFailedError } from 'typeorm';
+import type { StepChain } from './step-chain';
+import { StepPreparer, type Preparation } from './step-preparer';
 import { WorkflowScheduler } from './workflow-scheduler';
 
 /** Where an exception came from: the step body, a precondition, or the rest of prepare. */
@@ -28,6 +31,16 @@ export interface FinalizeOutcome {
   report: { error: Error; context: ErrorReportContext } | null;
   /** Set by `finalize()`: the states it left (for the `geneva-drive:finalize` diagnostics event). */
   states?: { workflowState: WorkflowState; stepState: StepExecutionState };
+  /** The next step, when the worker's step chain took it: started in this transaction, run next. */
+  chained?: ChainedStart;
+}
+
+/** A step the finalize transaction started for the worker to run in process. */
+export interface ChainedStart {
+  /** Null when its prepare stopped it (skipped, canceled, paused): nothing to run. */
+  prepared: PreparedStep | null;
+  /** Its diagnostics events, published once the previous step's finalize event is out. */
+  events: Array<() => void>;
 }
 
 /** The state of the locked rows a transition works on. */
@@ -39,6 +52,10 @@ interface Rows {
   logger: TaggedLogger;
   /** True when an operator paused the workflow mid-step: record the outcome, schedule nothing. */
   deferred: boolean;
+  /** The worker's step chain; null where the next step must be enqueued. */
+  chain: StepChain | null;
+  /** Set when the chain took the next step. */
+  chained?: ChainedStart;
 }
 
 /**
@@ -51,9 +68,15 @@ export class StepFinalizer {
     private readonly store: WorkflowStore,
     private readonly scheduler: WorkflowScheduler,
     private readonly rendezvous: SignalRendezvous,
+    private readonly preparer: StepPreparer,
   ) {}
 
-  async finalize(uow: UnitOfWork, prepared: PreparedStep, run: StepRun): Promise<FinalizeOutcome> {
+  async finalize(
+    uow: UnitOfWork,
+    prepared: PreparedStep,
+    run: StepRun,
+    chain: StepChain | null = null,
+  ): Promise<FinalizeOutcome> {
     const none: FinalizeOutcome = { raise: null, report: null };
     const workflow = await this.store.lockWorkflow(uow, prepared.workflow.id);
     const execution = await this.store.lockExecution(uow, prepared.execution.id);
@@ -65,7 +88,9 @@ export class StepFinalizer {
     if (Object.keys(userMetadata).length > 0) {
       execution.metadata = { ...(execution.metadata ?? {}), user: userMetadata };
     }
-    const rows: Rows = { ...prepared, workflow, execution, deferred: workflow.state === 'paused' };
+    // A step whose exception is re-raised to its job hands nothing on in process.
+    const chainable = run.result.kind === 'error' ? null : chain;
+    const rows: Rows = { ...prepared, workflow, execution, deferred: workflow.state === 'paused', chain: chainable };
 
     if (workflow.state !== 'performing' && workflow.state !== 'paused') {
       await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
@@ -90,8 +115,11 @@ export class StepFinalizer {
     } else {
       outcome = await this.applyException(uow, rows, result.error, 'body', run.ctx);
     }
+    if (rows.chained?.prepared) {
+      return { ...outcome, states: { workflowState: 'ready', stepState: execution.state }, chained: rows.chained };
+    }
     if (workflow.currentStepName !== null) await this.store.updateWorkflow(uow, workflow, { currentStepName: null });
-    return { ...outcome, states: { workflowState: workflow.state, stepState: execution.state } };
+    return { ...outcome, states: { workflowState: workflow.state, stepState: execution.state }, chained: rows.chained };
   }
 
   /**
@@ -169,6 +197,7 @@ export class StepFinalizer {
       step: definition.steps.named(execution.stepName),
       logger,
       deferred: false,
+      chain: null,
     };
   }
 
@@ -240,7 +269,29 @@ export class StepFinalizer {
       currentStepName: null,
       nextStepName: execution.stepName,
     });
-    await this.scheduler.scheduleNextStep(uow, workflow, definition);
+    const scheduled = await this.scheduler.scheduleNextStep(uow, workflow, definition, rows.chain);
+    if (scheduled?.inProcess) rows.chained = await this.startInProcess(uow, rows, scheduled.execution);
+  }
+
+  /**
+   * Runs the prepare phase of the next step inside this transaction, for the worker to run it
+   * right after the commit. A precondition that throws wrote nothing yet: the step is enqueued
+   * instead, and its job's own prepare deals with the exception.
+   */
+  private async startInProcess(uow: UnitOfWork, rows: Rows, next: StepExecutionEntity): Promise<ChainedStart | undefined> {
+    const events: Array<() => void> = [];
+    let preparation: Preparation;
+    try {
+      preparation = await this.preparer.prepareLocked(uow, rows.workflow, next, events);
+    } catch (error) {
+      if (error instanceof QueryFailedError) throw error;
+      const step = rows.definition.steps.named(next.stepName)!;
+      await this.scheduler.enqueueNew(uow, rows.workflow, rows.definition, step, next);
+      return undefined;
+    }
+    if (preparation.kind === 'run') return { prepared: preparation.prepared, events };
+    if (preparation.raise) rows.logger.warn(`Next step '${next.stepName}' stopped: ${preparation.raise.message}`);
+    return { prepared: null, events };
   }
 
   /**

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { StepExecutionEntity } from '../entities/step-execution.entity';
-import { WorkflowEntity } from '../entities/workflow.entity';
 import { CursorTooLargeError } from '../errors/cursor-too-large.error';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import type { WorkflowState } from '../interfaces/states.interface';
+import { CursorCheckpointWriter } from '../persistence/cursor-checkpoint.writer';
 import type { InterruptionPolicy } from '../resumable/interruption-policy';
 import { IterableStepImpl } from '../resumable/iterable-step';
 import { ShutdownSignal } from '../resumable/shutdown.signal';
@@ -30,7 +29,7 @@ interface WorkflowHooks {
 @Injectable()
 export class StepInvoker {
   constructor(
-    private readonly database: GenevaDriveDataSource,
+    private readonly checkpoints: CursorCheckpointWriter,
     private readonly shutdown: ShutdownSignal,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
@@ -81,25 +80,25 @@ export class StepInvoker {
 
   private iterableFor(prepared: PreparedStep, runOptions: RunOptions): IterableStepImpl {
     const { execution, step, workflow } = prepared;
-    const manager = this.database.manager;
     const startedAt = Date.now();
     const maxIterations = runOptions.maxIterations ?? step.maxIterations;
+    // The workflow state read by the latest cursor write, when it could read it in the same statement.
+    let stateAtWrite: WorkflowState | null = null;
     const interrupter: InterruptionPolicy = {
       shouldInterrupt: async (iterations) => {
+        const observed = stateAtWrite;
+        stateAtWrite = null;
         if (!runOptions.interruptible) return null;
         if (maxIterations !== null && iterations >= maxIterations) return 'maxIterations';
         if (step.maxRuntimeMs !== null && Date.now() - startedAt >= step.maxRuntimeMs) return 'maxRuntime';
         if (this.shutdown.requested) return 'shutdown';
-        const row = await manager.findOne(WorkflowEntity, { where: { id: workflow.id }, select: { id: true, state: true } });
-        return row && (row.state === 'paused' || row.state === 'canceled') ? `workflow ${row.state}` : null;
+        const state = observed ?? (await this.checkpoints.workflowState(workflow.id));
+        return state === 'paused' || state === 'canceled' ? `workflow ${state}` : null;
       },
     };
     const writeCursor = async (cursor: unknown) => {
       this.checkCursorSize(cursor, step.name);
-      // Through database.write: on SQLite it waits for the mutex instead of landing in another transaction.
-      await this.database.write((writer) =>
-        writer.update(StepExecutionEntity, { id: execution.id }, { cursor: cursor as object, updatedAt: new Date() }),
-      );
+      stateAtWrite = await this.checkpoints.write(execution, cursor);
       execution.cursor = cursor;
     };
     return new IterableStepImpl(execution.cursor, execution.continuesFromId !== null, writeCursor, interrupter);

@@ -15,6 +15,7 @@ import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
 import type { UnitOfWork } from '../persistence/unit-of-work';
+import { isTransientDatabaseError } from '../persistence/transient-database-error';
 import { WorkflowStore } from '../persistence/workflow.store';
 import { errorColumns, terminalTransition } from './execution-transitions';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
@@ -69,10 +70,26 @@ export class StepPreparer {
     ]);
   }
 
-  async prepare(uow: UnitOfWork, workflowId: string, executionId: string): Promise<Preparation> {
+  /** Locks the workflow and execution rows, then `prepareLocked`; `missing` when either row is not there. */
+  async prepare(uow: UnitOfWork, workflowId: string, executionId: string): Promise<Preparation | { kind: 'missing' }> {
     const workflow = await this.store.lockWorkflow(uow, workflowId);
     const execution = await this.store.lockExecution(uow, executionId);
-    if (!workflow || !execution) return { kind: 'stop', raise: null };
+    if (!workflow || !execution || execution.workflowId !== workflow.id) return { kind: 'missing' };
+    return this.prepareLocked(uow, workflow, execution);
+  }
+
+  /**
+   * The guards and preconditions of an execution whose workflow row this unit of work has locked.
+   * A step chained in process passes `deferredEvents`: its precondition event is published after
+   * the previous step's finalize event, in the order a subscriber expects.
+   */
+  async prepareLocked(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    execution: StepExecutionEntity,
+    deferredEvents: Array<() => void> | null = null,
+  ): Promise<Preparation> {
+    const publish = (event: () => void) => (deferredEvents ? deferredEvents.push(event) : event());
     const logger = this.loggerFor(workflow, execution);
 
     if (execution.state !== 'scheduled') {
@@ -126,10 +143,10 @@ export class StepPreparer {
     }
 
     const verdict = await this.checkPreconditions(definition, step, { workflow, hero }).catch((failure: unknown) => {
-      publishPrecondition({ workflow, execution, step }, 'exception', (failure as PreconditionFailure).error);
+      publish(() => publishPrecondition({ workflow, execution, step }, 'exception', (failure as PreconditionFailure).error));
       throw failure;
     });
-    publishPrecondition({ workflow, execution, step }, verdict);
+    publish(() => publishPrecondition({ workflow, execution, step }, verdict));
     if (verdict === 'cancel') {
       await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
       await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
@@ -212,6 +229,8 @@ export class StepPreparer {
     try {
       return await this.rendezvous.gate(uow, step, execution, ctx);
     } catch (error) {
+      // A lost connection while claiming the signal is no fault of the matcher.
+      if (isTransientDatabaseError(error)) throw error;
       throw new PreconditionFailure(error);
     }
   }

@@ -10,6 +10,13 @@ import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.int
 import type { UnitOfWork } from '../persistence/unit-of-work';
 import { WorkflowStore } from '../persistence/workflow.store';
 import { nextJobId } from '../queue/job-id';
+import type { StepChain } from './step-chain';
+
+/** An execution `scheduleNextStep` created: enqueued, or handed to the worker's step chain. */
+export interface ScheduledStep {
+  execution: StepExecutionEntity;
+  inProcess: boolean;
+}
 
 /** Extra fields of a new execution (resumable successors, reattempt bookkeeping). */
 export interface NewExecutionExtras {
@@ -38,14 +45,31 @@ export class WorkflowScheduler {
     uow: UnitOfWork,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
-  ): Promise<StepExecutionEntity | null> {
+    chain: StepChain | null = null,
+  ): Promise<ScheduledStep | null> {
     const reference = workflow.currentStepName ?? workflow.nextStepName;
     const next = definition.steps.nextAfter(reference);
     if (!next) {
       await this.finishWorkflow(uow, workflow);
       return null;
     }
-    return this.createExecution(uow, workflow, definition, next, next.waitMs);
+    const { execution, jobOptions } = await this.insertExecution(uow, workflow, definition, next, next.waitMs);
+    if (chain?.claim(next, jobOptions, this.options.defaultQueue, execution.scheduledFor)) {
+      return { execution, inProcess: true };
+    }
+    await this.enqueue(uow, execution, jobOptions, execution.id);
+    return { execution, inProcess: false };
+  }
+
+  /** Enqueues the first job of an execution `scheduleNextStep` handed to a chain that could not run it. */
+  async enqueueNew(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    step: StepDefinition,
+    execution: StepExecutionEntity,
+  ): Promise<void> {
+    await this.enqueue(uow, execution, this.mergedJobOptions(definition, workflow, step), execution.id);
   }
 
   /** The workflow ends: `finished`, with current and next step names cleared. */
@@ -71,6 +95,20 @@ export class WorkflowScheduler {
     waitMs: number | null,
     extras: NewExecutionExtras = {},
   ): Promise<StepExecutionEntity> {
+    const { execution, jobOptions } = await this.insertExecution(uow, workflow, definition, step, waitMs, extras);
+    await this.enqueue(uow, execution, jobOptions, execution.id);
+    return execution;
+  }
+
+  /** `createExecution` without the enqueue. */
+  private async insertExecution(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    step: StepDefinition,
+    waitMs: number | null,
+    extras: NewExecutionExtras = {},
+  ): Promise<{ execution: StepExecutionEntity; jobOptions: StepJobOptions }> {
     await this.store.sweepStrayExecutions(uow, workflow.id);
     const jobOptions = this.mergedJobOptions(definition, workflow, step);
     const scheduledFor = this.dueTime(waitMs, jobOptions);
@@ -81,8 +119,7 @@ export class WorkflowScheduler {
       ...extras,
     });
     await this.store.updateWorkflow(uow, workflow, { nextStepName: step.name });
-    await this.enqueue(uow, execution, jobOptions, execution.id);
-    return execution;
+    return { execution, jobOptions };
   }
 
   /**
@@ -108,14 +145,15 @@ export class WorkflowScheduler {
 
   /**
    * Enqueues an existing scheduled execution again (operator resume, recovery) under a fresh job
-   * id, keeping its `scheduled_for`: a future time is a delay, an overdue one runs now.
+   * id, keeping its `scheduled_for`: a future time is a delay, an overdue one runs now. `changes`
+   * are written in the same UPDATE as the new job id.
    */
   async reenqueueExecution(
     uow: UnitOfWork,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     execution: StepExecutionEntity,
-    changes: Partial<Pick<StepExecutionEntity, 'metadata'>> = {},
+    changes: Partial<Pick<StepExecutionEntity, 'metadata' | 'state' | 'signalId' | 'scheduledFor' | 'waitingSince'>> = {},
   ): Promise<void> {
     const step = definition.steps.named(execution.stepName);
     const jobOptions = step ? this.mergedJobOptions(definition, workflow, step) : this.baseJobOptions(definition, workflow);
@@ -153,6 +191,7 @@ export class WorkflowScheduler {
     await uow.enqueue({
       jobId,
       stepExecutionId: execution.id,
+      workflowId: execution.workflowId,
       queue: jobOptions.queue ?? this.options.defaultQueue,
       priority: jobOptions.priority,
       delay: Math.max(0, Math.round(execution.scheduledFor.getTime() - Date.now())),

@@ -5,16 +5,26 @@ import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { ErrorReportingService } from '../observability/error-reporting.service';
 import { publishFinalize, publishStep } from '../observability/diagnostics';
 import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import { isTransientDatabaseError, retryTransientDatabaseErrors } from '../persistence/transient-database-error';
 import { WorkflowStore } from '../persistence/workflow.store';
+import { InjectResolvedOptions } from '../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
+import type { StepJobData } from '../queue/bullmq-step-job.queue';
+import { ShutdownSignal } from '../resumable/shutdown.signal';
 import { asError } from './execution-transitions';
-import type { RunOptions } from './prepared-step.interface';
+import type { PreparedStep, RunOptions } from './prepared-step.interface';
+import { StepChain, type JobSlot } from './step-chain';
 import { StepContextImpl } from './step-context';
 import { StepFinalizer, type ExceptionPhase, type FinalizeOutcome } from './step-finalizer';
 import { StepInvoker } from './step-invoker';
-import { PreconditionFailure, StepPreparer } from './step-preparer';
+import { PreconditionFailure, StepPreparer, type Preparation } from './step-preparer';
 
 const LOOKUP_ATTEMPTS = 5;
 const LOOKUP_INTERVAL_MS = 100;
+/** Waits before running a transaction again after a lost connection (about 4 s in all: a failover). */
+const RETRY_DELAYS_MS = [100, 400, 1_000, 2_500] as const;
+/** The runner's transactions: writes merged and batched (see GenevaDriveDataSource.transaction). */
+const COALESCED = { hotPath: true } as const;
 
 /**
  * Executes one step execution in three phases: prepare (under the workflow row lock), run (no lock
@@ -33,6 +43,8 @@ export class WorkflowRunner {
     private readonly invoker: StepInvoker,
     private readonly finalizer: StepFinalizer,
     private readonly errors: ErrorReportingService,
+    private readonly shutdown: ShutdownSignal,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
   /**
@@ -45,37 +57,71 @@ export class WorkflowRunner {
   }
 
   /**
+   * Runs a step job for a BullMQ worker: `performStep`, plus the workflow's following steps in
+   * process while they qualify for the worker's step chain (see `StepChain`).
+   */
+  performJob(data: StepJobData, slot: JobSlot): Promise<void> {
+    const chain = this.options.stepChaining.maxSteps > 0 ? new StepChain(slot, this.options.stepChaining, this.shutdown) : null;
+    return this.runExecution(data.stepExecutionId, { interruptible: true, maxIterations: null }, { workflowId: data.workflowId, chain });
+  }
+
+  /**
    * `performStep` with run options (the test helpers run resumable steps non-interruptibly or
    * for a number of iterations). Internal.
    */
-  async runExecution(stepExecutionId: string, runOptions: RunOptions): Promise<void> {
+  async runExecution(
+    stepExecutionId: string,
+    runOptions: RunOptions,
+    job: { workflowId?: string; chain: StepChain | null } = { chain: null },
+  ): Promise<void> {
     await this.readiness.ready;
-    const found = await this.findWithRetry(stepExecutionId);
-    if (!found) {
-      this.logger.warn(`Step execution ${stepExecutionId} not found; ignoring its job`);
-      return;
+    if (!isUuid(stepExecutionId)) return this.ignoreUnknown(stepExecutionId);
+    let workflowId = job.workflowId && isUuid(job.workflowId) ? job.workflowId : undefined;
+    let preparation: Preparation | { kind: 'missing' } = { kind: 'missing' };
+    for (let attempt = 1; attempt <= LOOKUP_ATTEMPTS; attempt++) {
+      if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, LOOKUP_INTERVAL_MS));
+      workflowId ??= (await this.store.findExecution(this.database.manager, stepExecutionId))?.workflowId;
+      if (!workflowId) continue;
+      try {
+        const lockedWorkflowId = workflowId;
+        preparation = await retryTransientDatabaseErrors(
+          () => this.database.transaction((uow) => this.preparer.prepare(uow, lockedWorkflowId, stepExecutionId), undefined, COALESCED),
+          RETRY_DELAYS_MS,
+        );
+      } catch (thrown) {
+        // The database was out of reach: nothing changed, the job fails and is retried (the
+        // execution stays scheduled; housekeeping's reconciliation re-enqueues it).
+        if (!(thrown instanceof PreconditionFailure) && isTransientDatabaseError(thrown)) throw thrown;
+        const phase: ExceptionPhase = thrown instanceof PreconditionFailure ? 'precondition' : 'prepare';
+        const error = asError(thrown instanceof PreconditionFailure ? thrown.error : thrown);
+        return this.settle(await this.handlePrepareFailure(workflowId, stepExecutionId, error, phase));
+      }
+      if (preparation.kind !== 'missing') break;
     }
-    let preparation;
-    try {
-      preparation = await this.database.transaction((uow) =>
-        this.preparer.prepare(uow, found.workflowId, stepExecutionId),
-      );
-    } catch (thrown) {
-      const phase: ExceptionPhase = thrown instanceof PreconditionFailure ? 'precondition' : 'prepare';
-      const error = asError(thrown instanceof PreconditionFailure ? thrown.error : thrown);
-      return this.settle(await this.handlePrepareFailure(found.workflowId, stepExecutionId, error, phase));
-    }
+    if (preparation.kind === 'missing') return this.ignoreUnknown(stepExecutionId);
     if (preparation.kind === 'stop') {
       if (preparation.raise) throw preparation.raise;
       return;
     }
-    const run = await this.invoker.invoke(preparation.prepared, runOptions);
-    publishStep(preparation.prepared, run.result);
-    const outcome = await this.database.transaction((uow) =>
-      this.finalizer.finalize(uow, preparation.prepared, run),
-    );
-    publishFinalize(preparation.prepared, outcome.states);
-    return this.settle(outcome);
+    let prepared: PreparedStep | null = preparation.prepared;
+    while (prepared) {
+      const current: PreparedStep = prepared;
+      const run = await this.invoker.invoke(current, runOptions);
+      publishStep(current, run.result);
+      // Safe to run again: finalize re-locks the rows and acts only on an execution in progress.
+      const outcome = await retryTransientDatabaseErrors(
+        () => this.database.transaction((uow) => this.finalizer.finalize(uow, current, run, job.chain), undefined, COALESCED),
+        RETRY_DELAYS_MS,
+      );
+      publishFinalize(current, outcome.states);
+      outcome.chained?.events.forEach((publish) => publish());
+      await this.settle(outcome);
+      prepared = outcome.chained?.prepared ?? null;
+    }
+  }
+
+  private ignoreUnknown(stepExecutionId: string): void {
+    this.logger.warn(`Step execution ${stepExecutionId} not found; ignoring its job`);
   }
 
   /** Reports (after commit) and re-raises the step's exception. */
@@ -102,15 +148,6 @@ export class WorkflowRunner {
       const rows = this.finalizer.rowsFor(workflow, execution, definition, logger);
       const ctx = new StepContextImpl<unknown>(workflow, null, execution, null, logger, rows.step?.kind === 'resumable');
       return this.finalizer.applyException(uow, rows, error, phase, ctx);
-    });
-  }
-
-  private async findWithRetry(id: string) {
-    if (!isUuid(id)) return null;
-    for (let attempt = 1; ; attempt++) {
-      const execution = await this.store.findExecution(this.database.manager, id);
-      if (execution || attempt >= LOOKUP_ATTEMPTS) return execution;
-      await new Promise((resolve) => setTimeout(resolve, LOOKUP_INTERVAL_MS));
-    }
+    }, undefined, COALESCED);
   }
 }

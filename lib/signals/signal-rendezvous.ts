@@ -133,12 +133,11 @@ export class SignalRendezvous {
     execution: StepExecutionEntity,
     signal: SignalEntity,
   ): Promise<void> {
-    await this.store.updateExecution(uow, execution, {
+    await this.scheduler.reenqueueExecution(uow, workflow, definition, execution, {
       state: 'scheduled',
       signalId: signal.id,
       scheduledFor: new Date(),
       waitingSince: null,
     });
-    await this.scheduler.reenqueueExecution(uow, workflow, definition, execution);
   }
 }

@@ -10,7 +10,7 @@ import type {
 const SOURCE = 'GenevaDriveTestingModule.forRoot()';
 
 /** Root options that make no sense without BullMQ; the testing module refuses them. */
-const PRODUCTION_ONLY_KEYS = ['connection', 'prefix', 'queues', 'worker'] as const;
+const PRODUCTION_ONLY_KEYS = ['connection', 'prefix', 'queues', 'worker', 'maxChainedSteps'] as const;
 
 /**
  * Validates testing-module options the way the root module validates its own (unknown keys

@@ -523,7 +523,8 @@ describeOn('postgres')('sample app (HTTP, PostgreSQL + BullMQ)', () => {
           seen.push(current.progress);
           return current.workflow?.state === 'finished';
         },
-        25_000,
+        // Generous: 2000 committed checkpoints on a shared 2-core machine.
+        55_000,
         100,
       );
       const cursors = seen.map((progress) => progress.cursor ?? 0);
@@ -575,7 +576,7 @@ describeOn('postgres')('sample app (HTTP, PostgreSQL + BullMQ)', () => {
       );
       expect([chain.at(-1)!.state, chain.at(-1)!.outcome]).toEqual(['completed', 'success']);
       expect(rows({ timeline } as WorkflowView).at(-1)).toEqual(['report', 'completed', 'success']);
-    });
+    }, 60_000);
 
     it('answers 404 for an unknown campaign and 400 for a bad body', async () => {
       await http().get('/campaigns/987654').expect(404);

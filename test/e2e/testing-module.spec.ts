@@ -213,7 +213,7 @@ describe.each<Database>(DATABASES)('GenevaDriveTestingModule on %s', (database) 
     const before = t.helper.enqueuedJobs().length;
     await t.app
       .get(StepJobQueue)
-      .add({ jobId: first.id, stepExecutionId: first.id, queue: 'geneva-drive', delay: 0 });
+      .add({ jobId: first.id, stepExecutionId: first.id, workflowId: workflow.id, queue: 'geneva-drive', delay: 0 });
     expect(t.helper.enqueuedJobs()).toHaveLength(before);
   });
 
