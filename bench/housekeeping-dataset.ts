@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { StepExecutionEntity, WorkflowEntity } from '../lib';
+import { qualifiedTable } from './support/dataset';
 
 /** What the generated data holds, for assertions. */
 export interface HousekeepingDataset {
@@ -32,13 +33,8 @@ export async function generateHousekeepingDataset(
 ): Promise<HousekeepingDataset> {
   const started = Date.now();
   const workflows = Math.ceil(executions / 10);
-  const table = (entity: typeof WorkflowEntity | typeof StepExecutionEntity) => {
-    const metadata = dataSource.getMetadata(entity);
-    const escape = (name: string) => dataSource.driver.escape(name);
-    return metadata.schema
-      ? `${escape(metadata.schema)}.${escape(metadata.tableName)}`
-      : escape(metadata.tableName);
-  };
+  const table = (entity: typeof WorkflowEntity | typeof StepExecutionEntity) =>
+    qualifiedTable(dataSource, entity);
   await dataSource.query(
     `INSERT INTO ${table(WorkflowEntity)}
        (id, type, hero_type, hero_id, state, current_step_name, next_step_name, allow_multiple,

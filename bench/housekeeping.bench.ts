@@ -1,15 +1,17 @@
 /**
- * `npm run bench:housekeeping`: the housekeeping queries on a large table (1M step executions by
- * default; BENCH_EXECUTIONS overrides), in a dedicated PostgreSQL schema dropped afterwards.
- * Prints JSON: the EXPLAIN ANALYZE plan and timing of each stuck-execution query (which must use
- * its index and no Seq Scan on step executions), and the duration and result of a full
- * `HousekeepingService.run()`. Exits 1 when a query does not use its index.
+ * `npm run bench:housekeeping`: housekeeping on large tables, at each size of BENCH_EXECUTIONS
+ * (step executions, default 100000,1000000), in a dedicated PostgreSQL schema dropped afterwards.
+ * Each run fills the emptied tables with bulk SQL (housekeeping-dataset.ts), EXPLAIN ANALYZEs each
+ * stuck-execution query (which must use its index and no Seq Scan on step executions), and times
+ * a full `HousekeepingService.run()`. One JSON line per size, medians over BENCH_RUNS runs
+ * (default 3), with the plans and the last run's result under `details`. Exits 1 when a query
+ * does not use its index.
  */
-import 'reflect-metadata';
+import { performance } from 'node:perf_hooks';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { HousekeepingService } from '../lib';
+import { HousekeepingService, SignalEntity, StepExecutionEntity, WorkflowEntity } from '../lib';
 import {
   StuckExecutionRecoverer,
   type StuckKind,
@@ -24,15 +26,59 @@ import {
   planNodes,
   renderPlan,
 } from './housekeeping-dataset';
+import { qualifiedTable } from './support/dataset';
+import { envIntegers, runCount } from './support/env';
+import { runBenchmark } from './support/main';
+import { emit, repeatRuns } from './support/result';
+import { round } from './support/stats';
 
+const SIZES = envIntegers('BENCH_EXECUTIONS', [100_000, 1_000_000]);
 const INDEX_OF: Record<StuckKind, string> = {
   in_progress: INDEX_NAMES.stepExecutionsInProgressStartedAt,
   scheduled: INDEX_NAMES.stepExecutionsScheduled,
 };
 const CUTOFF_MS: Record<StuckKind, number> = { in_progress: 3_600_000, scheduled: 900_000 };
 
-async function main(): Promise<boolean> {
-  const executions = Number(process.env.BENCH_EXECUTIONS ?? 1_000_000);
+interface QueryCheck {
+  index: string;
+  usesIndex: boolean;
+  seqScanOnStepExecutions: boolean;
+  executionMs: number;
+  sql: string;
+  plan: string[];
+}
+
+/** EXPLAIN ANALYZE of the recoverer's page query for `kind`. */
+async function checkQuery(
+  dataSource: DataSource,
+  recoverer: StuckExecutionRecoverer,
+  kind: StuckKind,
+): Promise<QueryCheck> {
+  const query = recoverer.stuckQuery(
+    dataSource.manager,
+    kind,
+    new Date(Date.now() - CUTOFF_MS[kind]),
+    1000,
+  );
+  const [sql, parameters] = query.getQueryAndParameters();
+  const { plan, executionMs } = await explainAnalyze(dataSource, [sql, parameters]);
+  const nodes = planNodes(plan);
+  return {
+    index: INDEX_OF[kind],
+    usesIndex: nodes.some((node) => node['Index Name'] === INDEX_OF[kind]),
+    seqScanOnStepExecutions: nodes.some(
+      (node) =>
+        node['Node Type'] === 'Seq Scan' &&
+        node['Relation Name'] === 'geneva_drive_step_executions',
+    ),
+    executionMs,
+    sql,
+    plan: renderPlan(plan),
+  };
+}
+
+/** Every run of one size; resolves whether every query used its index. */
+async function measure(executions: number): Promise<boolean> {
   const schema = await createSchema('gd_bench');
   const moduleRef = await Test.createTestingModule({
     imports: [TypeOrmModule.forRoot(dataSourceOptions(schema)), GenevaDriveTestingModule.forRoot()],
@@ -42,41 +88,36 @@ async function main(): Promise<boolean> {
   try {
     await app.init();
     const dataSource = app.get(DataSource);
-    const dataset = await generateHousekeepingDataset(dataSource, executions);
     const recoverer = app.get(StuckExecutionRecoverer, { strict: false });
-    const queries: Record<string, unknown> = {};
+    const tables = [WorkflowEntity, StepExecutionEntity, SignalEntity].map((entity) =>
+      qualifiedTable(dataSource, entity),
+    );
     let ok = true;
-    for (const kind of ['in_progress', 'scheduled'] as const) {
-      const query = recoverer.stuckQuery(
-        dataSource.manager,
-        kind,
-        new Date(Date.now() - CUTOFF_MS[kind]),
-        1000,
+    let details: Record<string, unknown> = {};
+    const runs = await repeatRuns(runCount(), async () => {
+      await dataSource.query(`TRUNCATE ${tables.join(', ')}`);
+      const dataset = await generateHousekeepingDataset(dataSource, executions);
+      const inProgress = await checkQuery(dataSource, recoverer, 'in_progress');
+      const scheduled = await checkQuery(dataSource, recoverer, 'scheduled');
+      ok &&= [inProgress, scheduled].every(
+        (check) => check.usesIndex && !check.seqScanOnStepExecutions,
       );
-      const [sql, parameters] = query.getQueryAndParameters();
-      const { plan, executionMs } = await explainAnalyze(dataSource, [sql, parameters]);
-      const nodes = planNodes(plan);
-      const usesIndex = nodes.some((node) => node['Index Name'] === INDEX_OF[kind]);
-      const seqScanOnStepExecutions = nodes.some(
-        (node) =>
-          node['Node Type'] === 'Seq Scan' &&
-          node['Relation Name'] === 'geneva_drive_step_executions',
-      );
-      ok &&= usesIndex && !seqScanOnStepExecutions;
-      queries[kind] = {
-        index: INDEX_OF[kind],
-        usesIndex,
-        seqScanOnStepExecutions,
-        executionMs,
-        sql,
-        plan: renderPlan(plan),
+      const started = performance.now();
+      const result = await app.get(HousekeepingService).run();
+      const runMs = performance.now() - started;
+      details = { queries: { in_progress: inProgress, scheduled }, result, expected: dataset };
+      return {
+        runMs: round(runMs, 1),
+        inProgressQueryMs: round(inProgress.executionMs),
+        scheduledQueryMs: round(scheduled.executionMs),
+        generateMs: dataset.generateMs,
       };
-    }
-    const started = Date.now();
-    const result = await app.get(HousekeepingService).run();
-    const runMs = Date.now() - started;
-    process.stdout.write(
-      `${JSON.stringify({ executions, workflows: dataset.workflows, generateMs: dataset.generateMs, queries, run: { ms: runMs, result, expected: dataset } }, null, 2)}\n`,
+    });
+    await emit(
+      'housekeeping',
+      { executions, workflows: Math.ceil(executions / 10) },
+      runs,
+      details,
     );
     return ok;
   } finally {
@@ -85,10 +126,8 @@ async function main(): Promise<boolean> {
   }
 }
 
-main().then(
-  (ok) => process.exit(ok ? 0 : 1),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBenchmark(async () => {
+  let ok = true;
+  for (const executions of SIZES) ok = (await measure(executions)) && ok;
+  return ok;
+});

@@ -1,76 +1,81 @@
 /**
  * `npm run bench:signal-wake`: latency from `WorkflowService.signal()` to the woken step's body,
- * on a real app (PostgreSQL + BullMQ worker, fresh schema and queue prefix). N workflows
- * (BENCH_WAKEUPS, default 500) park at a `waitFor` step; each is then signaled one at a time,
- * unloaded. Prints one JSON line: p50/p95/p99 in ms, measured from the `signal()` call and from
- * its return (the body may start before `signal()` resolves: the job is enqueued right after
- * commit, so the second figure can be negative).
+ * on a real app (PostgreSQL + BullMQ worker, fresh schema and queue prefix). Each run parks
+ * BENCH_WAKEUPS workflows (default 500) at a `waitFor` step, then signals them one at a time,
+ * each after the previous one finished (unloaded). One JSON line: p50/p95/p99 in ms measured from
+ * the `signal()` call and from its return (the body may start before `signal()` resolves: the job
+ * is enqueued right after commit, so the second figure can be negative), medians over
+ * BENCH_RUNS runs (default 3).
  */
-import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
-import { cpus } from 'node:os';
-import { Step, Workflow, type StepContext } from '../lib';
-import { Order } from '../test/fixtures/order.entity';
-import { EngineHarness } from '../test/e2e/support/engine-harness';
+import type { EngineHarness } from '../test/e2e/support/engine-harness';
+import { parkedWorkflow } from './support/bench.workflows';
+import { createOrders } from './support/dataset';
+import { bootEngine, DEFAULT_CONCURRENCY } from './support/engine';
+import { envInteger, runCount } from './support/env';
+import { FinishLine } from './support/finish-line';
+import { runBenchmark } from './support/main';
+import { mapInParallel } from './support/parallel';
+import { waitForParked } from './support/parked';
+import { emit, repeatRuns } from './support/result';
+import { latencySummary } from './support/stats';
 
-const WAKEUPS = Number(process.env.BENCH_WAKEUPS ?? 500);
-const bodyStartedAt = new Map<string, number>();
+const WAKEUPS = envInteger('BENCH_WAKEUPS', 500);
+const WARM_UP_WAKEUPS = 20;
+/** Resolves the woken body's start time, by workflow id. */
+const wakes = new Map<string, (startedAt: number) => void>();
+const WakeBenchWorkflow = parkedWorkflow('WakeBenchWorkflow', (id) =>
+  wakes.get(id)?.(performance.now()),
+);
 
-/** Parks until `go`, then records when its body started. */
-@Workflow({ hero: () => Order })
-class WakeBenchWorkflow {
-  @Step({ waitFor: 'go' }) wake(ctx: StepContext<Order>) {
-    bodyStartedAt.set(ctx.workflow.id, performance.now());
+/**
+ * Parks `count` workflows, then wakes them one at a time, each after the previous one finished;
+ * resolves the latencies from each `signal()` call and return to the woken body's start.
+ */
+async function wakeRound(harness: EngineHarness, finishLine: FinishLine, count: number) {
+  const heroes = await createOrders(harness.dataSource, count);
+  const workflows = await mapInParallel(heroes, 20, (hero) =>
+    harness.service.start(WakeBenchWorkflow, { hero }),
+  );
+  await waitForParked(harness, count);
+  const fromCall: number[] = [];
+  const fromReturn: number[] = [];
+  for (const { id } of workflows) {
+    const bodyStarted = new Promise<number>((resolve) => wakes.set(id, resolve));
+    const finished = finishLine.expect([id]);
+    const calledAt = performance.now();
+    await harness.service.signal(id, 'go');
+    const returnedAt = performance.now();
+    const startedAt = await bodyStarted;
+    fromCall.push(startedAt - calledAt);
+    fromReturn.push(startedAt - returnedAt);
+    await finished;
+    wakes.delete(id);
   }
+  return { fromCall: latencySummary(fromCall), fromReturn: latencySummary(fromReturn) };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-function summary(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const round = (n: number) => Math.round(n * 1000) / 1000;
-  return { p50: round(percentile(sorted, 50)), p95: round(percentile(sorted, 95)), p99: round(percentile(sorted, 99)) };
-}
-
-async function main(): Promise<void> {
-  const harness = await EngineHarness.boot({ workflows: [WakeBenchWorkflow], entities: [Order] });
+runBenchmark(async () => {
+  const harness = await bootEngine({ workflows: [WakeBenchWorkflow] });
+  const finishLine = new FinishLine();
+  const unwatch = finishLine.watchEngine();
   try {
-    const orders = harness.dataSource.getRepository(Order);
-    const ids: string[] = [];
-    for (let i = 0; i < WAKEUPS; i++) {
-      const order = await orders.save({ status: 'new' });
-      ids.push((await harness.service.start(WakeBenchWorkflow, { hero: order })).id);
-    }
-    for (const id of ids) {
-      await harness.waitForWorkflow(id, async () => (await harness.service.currentExecution(id))?.state === 'waiting', 60_000);
-    }
-    const fromCall: number[] = [];
-    const fromReturn: number[] = [];
-    for (const id of ids) {
-      const called = performance.now();
-      await harness.service.signal(id, 'go');
-      const returned = performance.now();
-      while (!bodyStartedAt.has(id)) await new Promise((resolve) => setImmediate(resolve));
-      fromCall.push(bodyStartedAt.get(id)! - called);
-      fromReturn.push(bodyStartedAt.get(id)! - returned);
-    }
-    console.log(
-      JSON.stringify({
-        name: 'signal-wake',
-        parameters: { wakeups: WAKEUPS, concurrency: 10 },
-        fromSignalCallMs: summary(fromCall),
-        fromSignalReturnMs: summary(fromReturn),
-        machine: { cpus: cpus().length, node: process.version },
-      }),
-    );
+    // Unmeasured: JIT warm-up and first connections stay out of run 1.
+    await wakeRound(harness, finishLine, WARM_UP_WAKEUPS);
+    const runs = await repeatRuns(runCount(), async () => {
+      const { fromCall, fromReturn } = await wakeRound(harness, finishLine, WAKEUPS);
+      return {
+        fromCallP50Ms: fromCall.p50,
+        fromCallP95Ms: fromCall.p95,
+        fromCallP99Ms: fromCall.p99,
+        fromReturnP50Ms: fromReturn.p50,
+        fromReturnP95Ms: fromReturn.p95,
+        fromReturnP99Ms: fromReturn.p99,
+      };
+    });
+    await emit('signal-wake', { wakeups: WAKEUPS, concurrency: DEFAULT_CONCURRENCY }, runs);
   } finally {
+    unwatch();
     await harness.close();
   }
-}
-
-void main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
 });

@@ -25,6 +25,11 @@ export interface EngineHarnessOptions {
   migrations?: Array<new () => MigrationInterface>;
   /** Boot on an existing namespace and BullMQ prefix (a restart of the same deployment). */
   reuse?: { schema: string; prefix: string };
+  /**
+   * Driver options merged over the namespace's `extra`: the benchmarks size the PostgreSQL pool
+   * above their worker concurrency (`{ max: 42 }`).
+   */
+  extra?: Record<string, unknown>;
 }
 
 /**
@@ -45,9 +50,12 @@ export class EngineHarness {
   static async boot(options: EngineHarnessOptions): Promise<EngineHarness> {
     const schema = options.reuse?.schema ?? (await createSchema());
     const prefix = options.reuse?.prefix ?? `gd-test-${randomBytes(4).toString('hex')}`;
+    const dataSource = dataSourceOptions(schema, options.entities, options.migrations);
     const moduleRef = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot(dataSourceOptions(schema, options.entities, options.migrations)),
+        TypeOrmModule.forRoot(
+          options.extra ? { ...dataSource, extra: { ...dataSource.extra, ...options.extra } } : dataSource,
+        ),
         GenevaDriveModule.forRoot({
           prefix,
           housekeeping: { enabled: false },

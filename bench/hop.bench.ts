@@ -1,0 +1,44 @@
+/**
+ * `npm run bench:hop`: the per-step overhead of the engine unloaded: one workflow of BENCH_STEPS
+ * trivial steps (default 200) on a real app (PostgreSQL + BullMQ worker, fresh schema and prefix),
+ * then the same chain as raw BullMQ jobs (the floor). One JSON line: ms per step, step-to-step gap
+ * p50/p99, the floor's figures, medians over BENCH_RUNS runs (default 3).
+ */
+import { chainWorkflow } from './support/bench.workflows';
+import { createOrders } from './support/dataset';
+import { bootEngine, DEFAULT_CONCURRENCY, runWorkflows } from './support/engine';
+import { envInteger, runCount } from './support/env';
+import { FinishLine } from './support/finish-line';
+import { runBenchmark } from './support/main';
+import { emit, repeatRuns } from './support/result';
+import { StepTimeline } from './support/step-timeline';
+import { runVersusFloor } from './support/versus-floor';
+
+const STEPS = envInteger('BENCH_STEPS', 200);
+const timeline = new StepTimeline();
+const HopWorkflow = chainWorkflow('HopBenchWorkflow', STEPS, timeline);
+
+runBenchmark(async () => {
+  const harness = await bootEngine({ workflows: [HopWorkflow] });
+  const finishLine = new FinishLine();
+  const unwatch = finishLine.watchEngine();
+  try {
+    // One unmeasured workflow first: JIT warm-up and first connections stay out of run 1.
+    await runWorkflows(harness, HopWorkflow, await createOrders(harness.dataSource, 1), finishLine);
+    const runs = await repeatRuns(runCount(), () =>
+      runVersusFloor({
+        harness,
+        workflow: HopWorkflow,
+        workflows: 1,
+        steps: STEPS,
+        concurrency: DEFAULT_CONCURRENCY,
+        timeline,
+        finishLine,
+      }),
+    );
+    await emit('hop', { workflows: 1, steps: STEPS, concurrency: DEFAULT_CONCURRENCY }, runs);
+  } finally {
+    unwatch();
+    await harness.close();
+  }
+});

@@ -1,0 +1,146 @@
+/**
+ * `npm run bench:sql`: the SQL the engine sends for one regular step, one checkpoint of a
+ * resumable step, and one `signal()` that wakes a parked step (plus the woken step's own run),
+ * counted through the DataSource's logger: statements, and transaction control (BEGIN, COMMIT,
+ * ROLLBACK, savepoints) separately. Each is measured in isolation: the app runs no worker and the
+ * benchmark drives each execution itself through `WorkflowRunner.performStep()`. One JSON line
+ * (medians over BENCH_RUNS runs, default 3; the counts are deterministic), with each measured
+ * operation's statements in order under `details`.
+ */
+import type { Type } from '@nestjs/common';
+import { ResumableStep, Workflow, type IterableStep, type StepContext } from '../lib';
+import { Order } from '../test/fixtures/order.entity';
+import type { EngineHarness } from '../test/e2e/support/engine-harness';
+import { chainWorkflow, parkedWorkflow } from './support/bench.workflows';
+import { createOrders } from './support/dataset';
+import { bootEngine } from './support/engine';
+import { envInteger, runCount } from './support/env';
+import { runBenchmark } from './support/main';
+import { emit, repeatRuns, type Metrics } from './support/result';
+import { SqlCounter, type SqlCount } from './support/sql-counter';
+
+/** Items the resumable step walks, one checkpoint each (BENCH_CHECKPOINTS, default 200). */
+const CHECKPOINTS = envInteger('BENCH_CHECKPOINTS', 200);
+
+const SqlChainWorkflow = chainWorkflow('SqlBenchChainWorkflow', 3, null);
+const SqlParkedWorkflow = parkedWorkflow('SqlBenchParkedWorkflow');
+let counter: SqlCounter;
+let checkpointWindow: SqlCount | null = null;
+
+/**
+ * Walks CHECKPOINTS in-memory items (no page reads), counting from the first item's body to the
+ * last's: that window holds CHECKPOINTS - 1 checkpoints and nothing else.
+ */
+@Workflow({ name: 'SqlBenchResumableWorkflow', hero: () => Order })
+class SqlResumableWorkflow {
+  @ResumableStep({ maxIterations: 1_000_000 })
+  async walk(iter: IterableStep<number>, _ctx: StepContext<Order>) {
+    const items = Array.from({ length: CHECKPOINTS }, (_, index) => index);
+    await iter.iterateOver(items, (index) => {
+      if (index === 0) counter.start();
+      if (index === CHECKPOINTS - 1) checkpointWindow = counter.stop();
+    });
+  }
+}
+
+/** Starts `workflow` for a new order; resolves its id and its first execution's id. */
+async function start(
+  harness: EngineHarness,
+  workflow: Type<object>,
+): Promise<{ id: string; executionId: string }> {
+  const [hero] = await createOrders(harness.dataSource, 1);
+  const { id } = await harness.service.start(workflow, { hero });
+  return { id, executionId: await currentExecutionId(harness, id) };
+}
+
+async function currentExecutionId(harness: EngineHarness, workflowId: string): Promise<string> {
+  const execution = await harness.service.currentExecution(workflowId);
+  if (!execution) throw new Error(`Workflow ${workflowId} has no current execution.`);
+  return execution.id;
+}
+
+/** Counts what `work` sends. */
+async function count(work: () => Promise<unknown>): Promise<SqlCount> {
+  counter.start();
+  await work();
+  return counter.stop();
+}
+
+/** The middle step of a 3-step workflow: neither the first nor the last, the steady state. */
+async function regularStep(harness: EngineHarness): Promise<SqlCount> {
+  const { id, executionId } = await start(harness, SqlChainWorkflow);
+  await harness.runner.performStep(executionId);
+  const middle = await currentExecutionId(harness, id);
+  return count(() => harness.runner.performStep(middle));
+}
+
+async function checkpoint(harness: EngineHarness): Promise<SqlCount> {
+  checkpointWindow = null;
+  await harness.runner.performStep((await start(harness, SqlResumableWorkflow)).executionId);
+  if (!checkpointWindow) throw new Error('The resumable step did not walk its items.');
+  return checkpointWindow;
+}
+
+/** `signal()` on a parked workflow, then the woken step's run. */
+async function signalDelivery(
+  harness: EngineHarness,
+): Promise<{ signal: SqlCount; wokenStep: SqlCount }> {
+  const { id, executionId } = await start(harness, SqlParkedWorkflow);
+  await harness.runner.performStep(executionId);
+  const parked = await harness.service.currentExecution(id);
+  if (parked?.state !== 'waiting')
+    throw new Error(`Workflow ${id} did not park (${parked?.state}).`);
+  const signal = await count(() => harness.service.signal(id, 'go'));
+  const woken = await currentExecutionId(harness, id);
+  return { signal, wokenStep: await count(() => harness.runner.performStep(woken)) };
+}
+
+function figures(prefix: string, sql: SqlCount, per = 1): Metrics {
+  const ratio = (value: number) => Math.round((value / per) * 1000) / 1000;
+  return {
+    [`${prefix}Statements`]: ratio(sql.statements),
+    [`${prefix}Commits`]: ratio(sql.commits),
+    [`${prefix}Begins`]: ratio(sql.begins),
+    [`${prefix}Rollbacks`]: ratio(sql.rollbacks),
+    [`${prefix}Savepoints`]: ratio(sql.savepoints),
+    [`${prefix}RoundTrips`]: ratio(sql.roundTrips),
+  };
+}
+
+/** Each distinct query with how many times it was sent, most frequent first. */
+function tally(log: string[]): Array<{ sql: string; times: number }> {
+  const times = new Map<string, number>();
+  for (const sql of log) times.set(sql, (times.get(sql) ?? 0) + 1);
+  return [...times].map(([sql, n]) => ({ sql, times: n })).sort((a, b) => b.times - a.times);
+}
+
+runBenchmark(async () => {
+  const harness = await bootEngine({
+    workflows: [SqlChainWorkflow, SqlParkedWorkflow, SqlResumableWorkflow],
+    worker: false,
+  });
+  counter = SqlCounter.install(harness.dataSource);
+  try {
+    let last: Record<string, SqlCount> = {};
+    const runs = await repeatRuns(runCount(), async () => {
+      const regular = await regularStep(harness);
+      const checkpoints = await checkpoint(harness);
+      const { signal, wokenStep } = await signalDelivery(harness);
+      last = { regular, checkpoints, signal, wokenStep };
+      return {
+        ...figures('regularStep', regular),
+        ...figures('checkpoint', checkpoints, CHECKPOINTS - 1),
+        ...figures('signal', signal),
+        ...figures('wokenStep', wokenStep),
+      };
+    });
+    await emit('sql-per-step', { checkpointsCounted: CHECKPOINTS - 1 }, runs, {
+      regularStep: last.regular.log,
+      checkpoint: tally(last.checkpoints.log),
+      signal: last.signal.log,
+      wokenStep: last.wokenStep.log,
+    });
+  } finally {
+    await harness.close();
+  }
+});

@@ -1,0 +1,65 @@
+import type { Provider, Type } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { Order } from '../../test/fixtures/order.entity';
+import { EngineHarness } from '../../test/e2e/support/engine-harness';
+import type { EntitySchemaTarget } from '../../test/e2e/support/database';
+import type { FinishLine } from './finish-line';
+import { mapInParallel } from './parallel';
+
+/** The default queue's worker concurrency unless a benchmark sets its own (the module default). */
+export const DEFAULT_CONCURRENCY = 10;
+
+export interface BenchEngineOptions {
+  workflows: Provider[];
+  /** Beside `Order`, the heroes' entity. */
+  entities?: EntitySchemaTarget[];
+  /** Worker concurrency of the default queue (default 10). */
+  concurrency?: number;
+  /** Whether this process consumes jobs (default true). */
+  worker?: boolean;
+  /** Join another process's schema and queue prefix (a worker of the same deployment). */
+  reuse?: { schema: string; prefix: string };
+}
+
+/**
+ * A real app on PostgreSQL and Redis (fresh schema and prefix unless `reuse`), its pool sized
+ * above the worker concurrency as the README asks (a step holds a connection while it prepares
+ * and while it finalizes), housekeeping off.
+ */
+export function bootEngine(options: BenchEngineOptions): Promise<EngineHarness> {
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  return EngineHarness.boot({
+    workflows: options.workflows,
+    entities: [Order, ...(options.entities ?? [])],
+    options: { queues: { 'geneva-drive': { concurrency } }, worker: options.worker ?? true },
+    extra: { max: concurrency + 10 },
+    reuse: options.reuse,
+  });
+}
+
+/**
+ * Starts one `workflow` per hero while the queue is paused, so every first job waits in Redis,
+ * then resumes the queue: resolves the milliseconds from the resume to the last workflow's
+ * finish, as reported on `finishLine` (by this process's engine or by worker processes).
+ * `stallMs`: how long no workflow may finish before the run is given up (default 60 s).
+ */
+export async function runWorkflows(
+  harness: EngineHarness,
+  workflow: Type<object>,
+  heroes: Order[],
+  finishLine: FinishLine,
+  stallMs?: number,
+): Promise<number> {
+  const queue = harness.queue();
+  await queue.pause();
+  const started = await mapInParallel(heroes, 20, (hero) =>
+    harness.service.start(workflow, { hero }),
+  );
+  const finished = finishLine.expect(
+    started.map(({ id }) => id),
+    stallMs,
+  );
+  const resumedAt = performance.now();
+  await queue.resume();
+  return (await finished) - resumedAt;
+}

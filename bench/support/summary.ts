@@ -1,0 +1,149 @@
+import type { MachineInfo } from './machine';
+import type { BenchResult } from './result';
+import type { TargetCheck } from './targets';
+
+/** What `npm run bench` writes to bench/results/latest.json. */
+export interface SuiteReport {
+  date: string;
+  totalSeconds: number;
+  machine: MachineInfo | null;
+  benchmarks: Array<{ name: string; seconds: number; exitCode: number | null }>;
+  results: BenchResult[];
+  targets: TargetCheck[];
+}
+
+const cell = (value: unknown) => String(value).replace(/\|/g, '\\|');
+const row = (cells: unknown[]) => `| ${cells.map(cell).join(' | ')} |`;
+const table = (header: string[], rows: unknown[][]) => [
+  row(header),
+  row(header.map(() => '---')),
+  ...rows.map(row),
+];
+const describe = (parameters: Record<string, unknown>) =>
+  Object.entries(parameters)
+    .map(([key, value]) => `${key} ${String(value)}`)
+    .join(', ');
+
+/** The suite's results as markdown: targets, the floor, scale-out, every figure, the SQL, durations. */
+export function renderSummary(report: SuiteReport): string {
+  const byName = (name: string) => report.results.filter((result) => result.name === name);
+  return [
+    '# nestjs-geneva-drive benchmarks',
+    '',
+    header(report),
+    '',
+    '## Targets',
+    '',
+    ...table(
+      ['Benchmark', 'Parameters', 'Figure', 'Value', 'Target', 'Value ÷ target', 'Met'],
+      report.targets.map((check) => [
+        check.benchmark,
+        describe(check.parameters),
+        check.label,
+        check.value,
+        `${check.better === 'higher' ? '≥' : '≤'} ${check.goal}`,
+        check.ratio ?? '–',
+        check.met ? 'yes' : 'no',
+      ]),
+    ),
+    '',
+    '## Engine against raw BullMQ chains (the floor)',
+    '',
+    ...table(
+      [
+        'Benchmark',
+        'Workflows × steps',
+        'Concurrency',
+        'Engine steps/s',
+        'Floor steps/s',
+        'Engine ÷ floor',
+        'Gap p50 / p99 ms',
+        'Floor gap p50 / p99 ms',
+      ],
+      [...byName('hop'), ...byName('throughput')].map(({ name, parameters, metrics }) => [
+        name,
+        `${String(parameters.workflows)} × ${String(parameters.steps)}`,
+        parameters.concurrency,
+        metrics.stepsPerSecond,
+        metrics.floorStepsPerSecond,
+        metrics.shareOfFloor,
+        `${metrics.gapP50Ms} / ${metrics.gapP99Ms}`,
+        `${metrics.floorGapP50Ms} / ${metrics.floorGapP99Ms}`,
+      ]),
+    ),
+    '',
+    ...scaleOut(byName('scale-out')),
+    '## Every result (the median of the runs, then each run)',
+    '',
+    ...report.results.flatMap(resultSection),
+    ...regularStepSql(byName('sql-per-step')[0]),
+    '## Durations',
+    '',
+    ...table(
+      ['Benchmark', 'Seconds', 'Exit code'],
+      [
+        ...report.benchmarks.map(({ name, seconds, exitCode }) => [
+          name,
+          seconds,
+          exitCode ?? 'killed',
+        ]),
+        ['total', report.totalSeconds, ''],
+      ],
+    ),
+    '',
+  ].join('\n');
+}
+
+function header(report: SuiteReport): string {
+  const machine = report.machine;
+  const where = machine
+    ? `${machine.cpus} × ${machine.cpuModel}, ${machine.totalMemoryGb} GB, ${machine.os}; Node ${machine.node}, ` +
+      `PostgreSQL ${machine.postgres}, Redis ${machine.redis}; load average ${machine.loadAverage} when the first benchmark started`
+    : 'machine unknown (no benchmark reported)';
+  return `${report.date}, ${report.totalSeconds} s in all. ${where}.`;
+}
+
+function scaleOut(results: BenchResult[]): string[] {
+  if (results.length === 0) return [];
+  const base = results[0].metrics.stepsPerSecond;
+  return [
+    '## Scale-out',
+    '',
+    ...table(
+      ['Worker processes', 'Steps/s', `× ${String(results[0].parameters.workers)} worker(s)`],
+      results.map(({ parameters, metrics }) => [
+        parameters.workers,
+        metrics.stepsPerSecond,
+        Math.round((metrics.stepsPerSecond / base) * 100) / 100,
+      ]),
+    ),
+    '',
+  ];
+}
+
+function resultSection(result: BenchResult): string[] {
+  return [
+    `### ${result.name} (${describe(result.parameters)})`,
+    '',
+    ...table(
+      ['Metric', 'Median', 'Runs'],
+      Object.entries(result.metrics).map(([metric, median]) => [
+        metric,
+        median,
+        result.runs.map((run) => run[metric]).join(', '),
+      ]),
+    ),
+    '',
+  ];
+}
+
+function regularStepSql(result: BenchResult | undefined): string[] {
+  const statements = result?.details?.regularStep;
+  if (!Array.isArray(statements)) return [];
+  return [
+    '## The SQL of one regular step, in order',
+    '',
+    ...statements.map((sql, index) => `${index + 1}. \`${String(sql)}\``),
+    '',
+  ];
+}

@@ -1,0 +1,54 @@
+import type { Type } from '@nestjs/common';
+import type { EngineHarness } from '../../test/e2e/support/engine-harness';
+import { runBullmqChains } from './bullmq-chains';
+import { chainMetrics } from './chain-metrics';
+import { createOrders } from './dataset';
+import { runWorkflows } from './engine';
+import type { FinishLine } from './finish-line';
+import type { Metrics } from './result';
+import { round } from './stats';
+import type { StepTimeline } from './step-timeline';
+
+export interface VersusFloorRun {
+  harness: EngineHarness;
+  /** A `chainWorkflow` of `steps` steps recording on `timeline`. */
+  workflow: Type<object>;
+  workflows: number;
+  steps: number;
+  concurrency: number;
+  timeline: StepTimeline;
+  finishLine: FinishLine;
+}
+
+/**
+ * One run of `workflows` × `steps` on the engine, then the same shape as raw BullMQ chains at the
+ * same concurrency (the floor), back to back so both meet the same machine load. Metrics: the
+ * engine's rate and gaps, the floor's (`floor…`), and the engine's share of the floor's rate.
+ */
+export async function runVersusFloor(run: VersusFloorRun): Promise<Metrics> {
+  const heroes = await createOrders(run.harness.dataSource, run.workflows);
+  const total = run.workflows * run.steps;
+  run.timeline.clear();
+  const engine = chainMetrics(
+    total,
+    await runWorkflows(run.harness, run.workflow, heroes, run.finishLine),
+    run.timeline,
+  );
+  run.timeline.clear();
+  const floorMs = await runBullmqChains({
+    chains: run.workflows,
+    steps: run.steps,
+    concurrency: run.concurrency,
+    timeline: run.timeline,
+  });
+  const floor = chainMetrics(total, floorMs, run.timeline);
+  run.timeline.clear();
+  return {
+    ...engine,
+    floorStepsPerSecond: floor.stepsPerSecond,
+    floorMsPerStep: floor.msPerStep,
+    floorGapP50Ms: floor.gapP50Ms,
+    floorGapP99Ms: floor.gapP99Ms,
+    shareOfFloor: round(engine.stepsPerSecond / floor.stepsPerSecond),
+  };
+}
