@@ -1,5 +1,6 @@
 /**
- * `npm run bench:sql`: the SQL the engine sends for one regular step, one checkpoint of a
+ * `npm run bench:sql`: the SQL the engine sends for one regular step (one job per step), one step
+ * of a workflow whose steps a worker chains in one job, one checkpoint of a
  * resumable step, and one `signal()` that wakes a parked step (plus the woken step's own run),
  * counted through the DataSource's logger: statements, and transaction control (BEGIN, COMMIT,
  * ROLLBACK, savepoints) separately. Each is measured in isolation: the app runs no worker and the
@@ -8,7 +9,7 @@
  * operation's statements in order under `details`.
  */
 import type { Type } from '@nestjs/common';
-import { ResumableStep, Workflow, type IterableStep, type StepContext } from '../lib';
+import { ResumableStep, Step, Workflow, type IterableStep, type StepContext } from '../lib';
 import { Order } from '../test/fixtures/order.entity';
 import type { EngineHarness } from '../test/e2e/support/engine-harness';
 import { chainWorkflow, parkedWorkflow } from './support/bench.workflows';
@@ -23,6 +24,22 @@ import { SqlCounter, type SqlCount } from './support/sql-counter';
 const CHECKPOINTS = envInteger('BENCH_CHECKPOINTS', 200);
 
 const SqlChainWorkflow = chainWorkflow('SqlBenchChainWorkflow', 3, null);
+/** Steps of the workflow a worker runs in one job, chained in process (below maxChainedSteps). */
+const CHAINED_STEPS = 12;
+let chainWindow: SqlCount | null = null;
+
+/**
+ * Steps a worker chains in one job; counts from the first step's body to the last's: that window
+ * holds CHAINED_STEPS - 1 transitions (finish one step, start the next) and nothing else.
+ */
+@Workflow({ name: 'SqlBenchLongChainWorkflow', hero: () => Order })
+class SqlLongChainWorkflow {
+  @Step({ repeat: { times: CHAINED_STEPS } })
+  tick(ctx: StepContext<Order>) {
+    if (ctx.stepName === 'tick_1') counter.start();
+    if (ctx.stepName === `tick_${CHAINED_STEPS}`) chainWindow = counter.stop();
+  }
+}
 const SqlParkedWorkflow = parkedWorkflow('SqlBenchParkedWorkflow');
 let counter: SqlCounter;
 let checkpointWindow: SqlCount | null = null;
@@ -74,6 +91,18 @@ async function regularStep(harness: EngineHarness): Promise<SqlCount> {
   return count(() => harness.runner.performStep(middle));
 }
 
+/** The workflow's first job, run as a worker runs it: its steps chained in process. */
+async function chainedSteps(harness: EngineHarness): Promise<SqlCount> {
+  chainWindow = null;
+  const { id, executionId } = await start(harness, SqlLongChainWorkflow);
+  await harness.runner.performJob(
+    { stepExecutionId: executionId, workflowId: id },
+    { queue: 'geneva-drive', priority: undefined },
+  );
+  if (!chainWindow) throw new Error('The chained workflow did not run its steps.');
+  return chainWindow;
+}
+
 async function checkpoint(harness: EngineHarness): Promise<SqlCount> {
   checkpointWindow = null;
   await harness.runner.performStep((await start(harness, SqlResumableWorkflow)).executionId);
@@ -116,7 +145,7 @@ function tally(log: string[]): Array<{ sql: string; times: number }> {
 
 runBenchmark(async () => {
   const harness = await bootEngine({
-    workflows: [SqlChainWorkflow, SqlParkedWorkflow, SqlResumableWorkflow],
+    workflows: [SqlChainWorkflow, SqlLongChainWorkflow, SqlParkedWorkflow, SqlResumableWorkflow],
     worker: false,
   });
   counter = SqlCounter.install(harness.dataSource);
@@ -124,22 +153,30 @@ runBenchmark(async () => {
     let last: Record<string, SqlCount> = {};
     const runs = await repeatRuns(runCount(), async () => {
       const regular = await regularStep(harness);
+      const chained = await chainedSteps(harness);
       const checkpoints = await checkpoint(harness);
       const { signal, wokenStep } = await signalDelivery(harness);
-      last = { regular, checkpoints, signal, wokenStep };
+      last = { regular, chained, checkpoints, signal, wokenStep };
       return {
         ...figures('regularStep', regular),
+        ...figures('chainedStep', chained, CHAINED_STEPS - 1),
         ...figures('checkpoint', checkpoints, CHECKPOINTS - 1),
         ...figures('signal', signal),
         ...figures('wokenStep', wokenStep),
       };
     });
-    await emit('sql-per-step', { checkpointsCounted: CHECKPOINTS - 1 }, runs, {
-      regularStep: last.regular.log,
-      checkpoint: tally(last.checkpoints.log),
-      signal: last.signal.log,
-      wokenStep: last.wokenStep.log,
-    });
+    await emit(
+      'sql-per-step',
+      { checkpointsCounted: CHECKPOINTS - 1, chainedSteps: CHAINED_STEPS },
+      runs,
+      {
+        regularStep: last.regular.log,
+        chainedJob: last.chained.log,
+        checkpoint: tally(last.checkpoints.log),
+        signal: last.signal.log,
+        wokenStep: last.wokenStep.log,
+      },
+    );
   } finally {
     await harness.close();
   }

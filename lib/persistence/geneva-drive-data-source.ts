@@ -168,7 +168,10 @@ export class GenevaDriveDataSource implements OnModuleInit {
   private newUnitOfWork(manager: EntityManager, options: TransactionOptions): UnitOfWork {
     let batch: PostgresWriteBatch | null = null;
     if (options.hotPath && this.familyName === 'postgres' && manager.queryRunner) {
-      batch = new PostgresWriteBatch(this.dataSource);
+      batch = new PostgresWriteBatch(
+        this.dataSource,
+        [WorkflowEntity, StepExecutionEntity, SignalEntity].map((entity) => this.dataSource.getMetadata(entity).tableName),
+      );
       batch.attach(manager.queryRunner);
     }
     return new UnitOfWork(

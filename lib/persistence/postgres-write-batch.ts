@@ -22,7 +22,11 @@ export class PostgresWriteBatch {
   private readonly pending: string[] = [];
   private readonly pg: PgModule;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    /** The library's table names, as they appear in SQL text. */
+    private readonly ownTables: readonly string[],
+  ) {
     this.pg = (dataSource.driver as unknown as { postgres: PgModule }).postgres;
   }
 
@@ -32,13 +36,21 @@ export class PostgresWriteBatch {
     const send = async (query: string, parameters?: unknown[], structured?: boolean): Promise<unknown> =>
       (await (structured ? original(query, parameters, true) : original(query, parameters))) as unknown;
     const batched = async (query: string, parameters?: unknown[], structured?: boolean): Promise<unknown> => {
-      if (this.pending.length === 0) return send(query, parameters, structured);
+      if (this.pending.length === 0 || this.cannotSeePending(query)) return send(query, parameters, structured);
       const batch = this.pending.splice(0);
       if (query === 'COMMIT') return send([...batch, 'COMMIT'].join(';\n'));
       if (!query.startsWith('ROLLBACK')) await send(batch.join(';\n'));
       return send(query, parameters, structured);
     };
     queryRunner.query = batched as QueryRunner['query'];
+  }
+
+  /**
+   * A plain SELECT naming none of the library's tables (a hero load) cannot observe the pending
+   * writes, so it need not wait for them.
+   */
+  private cannotSeePending(query: string): boolean {
+    return /^\s*SELECT\b/i.test(query) && !this.ownTables.some((table) => query.includes(table));
   }
 
   /** `UPDATE … SET changes WHERE criteria` (changes and criteria by property name). */
