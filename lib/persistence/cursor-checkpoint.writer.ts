@@ -26,8 +26,13 @@ export class CursorCheckpointWriter {
       // Through database.write: on SQLite it waits for the mutex instead of landing in another transaction.
       () =>
         this.database.write(async (manager) => {
-          if (this.database.family === 'postgres') return this.writeReturningState(manager, execution, cursor);
-          await manager.update(StepExecutionEntity, { id: execution.id }, { cursor: cursor as object, updatedAt: new Date() });
+          if (this.database.family === 'postgres')
+            return this.writeReturningState(manager, execution, cursor);
+          await manager.update(
+            StepExecutionEntity,
+            { id: execution.id },
+            { cursor: cursor as object, updatedAt: new Date() },
+          );
           return null;
         }),
       CHECKPOINT_RETRY_DELAYS_MS,
@@ -37,7 +42,11 @@ export class CursorCheckpointWriter {
   /** The workflow's state, read on its own. */
   async workflowState(workflowId: string): Promise<WorkflowState | null> {
     const row = await retryTransientDatabaseErrors(
-      () => this.database.manager.findOne(WorkflowEntity, { where: { id: workflowId }, select: { id: true, state: true } }),
+      () =>
+        this.database.manager.findOne(WorkflowEntity, {
+          where: { id: workflowId },
+          select: { id: true, state: true },
+        }),
       CHECKPOINT_RETRY_DELAYS_MS,
     );
     return row?.state ?? null;
@@ -55,12 +64,19 @@ export class CursorCheckpointWriter {
     const [rows] = await manager.query<[Array<{ state: WorkflowState }>, number]>(
       `UPDATE ${executions} AS execution SET "cursor" = $1::json, "updated_at" = $2 FROM ${workflows} AS workflow ` +
         'WHERE execution."id" = $3 AND workflow."id" = execution."workflow_id" RETURNING workflow."state"',
-      [stored === null || stored === undefined ? null : JSON.stringify(stored), new Date(), execution.id],
+      [
+        stored === null || stored === undefined ? null : JSON.stringify(stored),
+        new Date(),
+        execution.id,
+      ],
     );
     return rows[0]?.state ?? null;
   }
 
-  private tableOf(manager: EntityManager, entity: typeof StepExecutionEntity | typeof WorkflowEntity): string {
+  private tableOf(
+    manager: EntityManager,
+    entity: typeof StepExecutionEntity | typeof WorkflowEntity,
+  ): string {
     const { driver } = manager.connection;
     return manager.connection
       .getMetadata(entity)

@@ -33,10 +33,21 @@ export class PostgresWriteBatch {
   /** Routes every query of `queryRunner` through the batch. */
   attach(queryRunner: QueryRunner): void {
     const original = queryRunner.query.bind(queryRunner);
-    const send = async (query: string, parameters?: unknown[], structured?: boolean): Promise<unknown> =>
-      (await (structured ? original(query, parameters, true) : original(query, parameters))) as unknown;
-    const batched = async (query: string, parameters?: unknown[], structured?: boolean): Promise<unknown> => {
-      if (this.pending.length === 0 || this.cannotSeePending(query)) return send(query, parameters, structured);
+    const send = async (
+      query: string,
+      parameters?: unknown[],
+      structured?: boolean,
+    ): Promise<unknown> =>
+      (await (structured
+        ? original(query, parameters, true)
+        : original(query, parameters))) as unknown;
+    const batched = async (
+      query: string,
+      parameters?: unknown[],
+      structured?: boolean,
+    ): Promise<unknown> => {
+      if (this.pending.length === 0 || this.cannotSeePending(query))
+        return send(query, parameters, structured);
       const batch = this.pending.splice(0);
       if (query === 'COMMIT') return send([...batch, 'COMMIT'].join(';\n'));
       if (!query.startsWith('ROLLBACK')) await send(batch.join(';\n'));
@@ -54,22 +65,39 @@ export class PostgresWriteBatch {
   }
 
   /** `UPDATE … SET changes WHERE criteria` (changes and criteria by property name). */
-  update<E extends ObjectLiteral>(target: EntityTarget<E>, criteria: Record<string, Criterion>, changes: Partial<E>): void {
+  update<E extends ObjectLiteral>(
+    target: EntityTarget<E>,
+    criteria: Record<string, Criterion>,
+    changes: Partial<E>,
+  ): void {
     const metadata = this.dataSource.getMetadata(target);
     const assignments = Object.entries(changes)
-      .filter(([property, value]) => value !== undefined && this.column(metadata, property).isUpdate)
-      .map(([property, value]) => `${this.name(metadata, property)} = ${this.literal(metadata, property, value)}`);
+      .filter(
+        ([property, value]) => value !== undefined && this.column(metadata, property).isUpdate,
+      )
+      .map(
+        ([property, value]) =>
+          `${this.name(metadata, property)} = ${this.literal(metadata, property, value)}`,
+      );
     if (assignments.length === 0) return;
-    this.pending.push(`UPDATE ${this.table(metadata)} SET ${assignments.join(', ')} WHERE ${this.where(metadata, criteria)}`);
+    this.pending.push(
+      `UPDATE ${this.table(metadata)} SET ${assignments.join(', ')} WHERE ${this.where(metadata, criteria)}`,
+    );
   }
 
   /** `INSERT` of one row, with the columns TypeORM would insert. */
   insert<E extends ObjectLiteral>(target: EntityTarget<E>, row: E): void {
     const metadata = this.dataSource.getMetadata(target);
-    const columns = metadata.columns.filter((column) => column.isInsert && row[column.propertyName] !== undefined);
+    const columns = metadata.columns.filter(
+      (column) => column.isInsert && row[column.propertyName] !== undefined,
+    );
     const names = columns.map((column) => this.pg.escapeIdentifier(column.databaseName));
-    const values = columns.map((column) => this.literal(metadata, column.propertyName, row[column.propertyName]));
-    this.pending.push(`INSERT INTO ${this.table(metadata)} (${names.join(', ')}) VALUES (${values.join(', ')})`);
+    const values = columns.map((column) =>
+      this.literal(metadata, column.propertyName, row[column.propertyName]),
+    );
+    this.pending.push(
+      `INSERT INTO ${this.table(metadata)} (${names.join(', ')}) VALUES (${values.join(', ')})`,
+    );
   }
 
   private where(metadata: EntityMetadata, criteria: Record<string, Criterion>): string {
@@ -83,11 +111,15 @@ export class PostgresWriteBatch {
   }
 
   private literal(metadata: EntityMetadata, property: string, value: unknown): string {
-    const prepared: unknown = this.dataSource.driver.preparePersistentValue(value, this.column(metadata, property));
+    const prepared: unknown = this.dataSource.driver.preparePersistentValue(
+      value,
+      this.column(metadata, property),
+    );
     if (prepared === null || prepared === undefined) return 'NULL';
     if (prepared instanceof Date) return this.pg.escapeLiteral(prepared.toISOString());
     if (typeof prepared === 'string') return this.pg.escapeLiteral(prepared);
-    if (typeof prepared === 'number' || typeof prepared === 'boolean') return this.pg.escapeLiteral(String(prepared));
+    if (typeof prepared === 'number' || typeof prepared === 'boolean')
+      return this.pg.escapeLiteral(String(prepared));
     return this.pg.escapeLiteral(JSON.stringify(prepared));
   }
 

@@ -28,17 +28,27 @@ const TRANSIENT_MESSAGES = [
 export function isTransientDatabaseError(error: unknown): boolean {
   if (error instanceof QueryRunnerAlreadyReleasedError) return true;
   if (error === null || typeof error !== 'object') return false;
-  const { driverError, code, message } = error as { driverError?: unknown; code?: unknown; message?: unknown };
+  const { driverError, code, message } = error as {
+    driverError?: unknown;
+    code?: unknown;
+    message?: unknown;
+  };
   if (driverError && driverError !== error && isTransientDatabaseError(driverError)) return true;
-  if (typeof code === 'string' && (POSTGRES_TRANSIENT.test(code) || DRIVER_TRANSIENT.has(code))) return true;
-  return typeof message === 'string' && TRANSIENT_MESSAGES.some((fragment) => message.includes(fragment));
+  if (typeof code === 'string' && (POSTGRES_TRANSIENT.test(code) || DRIVER_TRANSIENT.has(code)))
+    return true;
+  return (
+    typeof message === 'string' && TRANSIENT_MESSAGES.some((fragment) => message.includes(fragment))
+  );
 }
 
 /**
  * Runs `work` (a whole transaction), running it again after each delay while it fails with a
  * transient database error; the last error is thrown.
  */
-export async function retryTransientDatabaseErrors<T>(work: () => Promise<T>, delaysMs: readonly number[]): Promise<T> {
+export async function retryTransientDatabaseErrors<T>(
+  work: () => Promise<T>,
+  delaysMs: readonly number[],
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await work();

@@ -5,19 +5,12 @@ import { Queue, type ConnectionOptions } from 'bullmq';
 import { PERFORM_STEP_JOB_NAME } from '../constants';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import type { StepJob } from './step-job.interface';
+import type { StepJob, StepJobData } from './step-job.interface';
 import type { StepJobInspector, StepJobPresence } from './step-job-inspector';
 import { StepJobQueue } from './step-job.queue';
 
 /** Job-state lookups sent to Redis at once (ioredis pipelines concurrent commands). */
 const PRESENCE_CHUNK = 200;
-
-/** Data of a step job: which execution to run; all state lives in SQL. */
-export interface StepJobData {
-  stepExecutionId: string;
-  /** Absent on jobs enqueued before the field existed (the runner then looks the execution up). */
-  workflowId?: string;
-}
 
 /**
  * Step jobs on BullMQ. Queues this process registered come from `@nestjs/bullmq`; queues it only

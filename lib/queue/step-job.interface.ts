@@ -11,3 +11,10 @@ export interface StepJob {
   /** ms until the job is due; 0 = now. */
   delay: number;
 }
+
+/** The data a step job carries in the queue: which execution to run; all state lives in SQL. */
+export interface StepJobData {
+  stepExecutionId: string;
+  /** Absent on jobs enqueued before the field existed (the runner then looks the execution up). */
+  workflowId?: string;
+}

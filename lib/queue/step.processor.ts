@@ -3,7 +3,7 @@ import type { Type } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { GENEVA_DRIVE_BULL_CONFIG_KEY } from '../constants';
 import { WorkflowRunner } from '../runner/workflow.runner';
-import type { StepJobData } from './bullmq-step-job.queue';
+import type { StepJobData } from './step-job.interface';
 
 /** Base of the per-queue processors: hands each job to the runner. */
 export abstract class StepProcessor extends WorkerHost {

@@ -36,7 +36,12 @@ export class StepChain {
   }
 
   /** Whether `step`, due at `scheduledFor` with `jobOptions`, runs in process next. Counts it if so. */
-  claim(step: StepDefinition, jobOptions: StepJobOptions, defaultQueue: string, scheduledFor: Date): boolean {
+  claim(
+    step: StepDefinition,
+    jobOptions: StepJobOptions,
+    defaultQueue: string,
+    scheduledFor: Date,
+  ): boolean {
     const qualifies =
       this.chained < this.limits.maxSteps &&
       step.kind !== 'removed' &&

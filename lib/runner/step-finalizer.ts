@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { QueryFailedError } from 'typeorm';
 import { parseDuration } from '../common/duration';
 import type { StepDefinition } from '../discovery/step-definition.interface';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
@@ -8,14 +9,19 @@ import type { ErrorReportContext } from '../interfaces/module-options.interface'
 import type { StepExecutionState, WorkflowState } from '../interfaces/states.interface';
 import type { TaggedLogger } from '../observability/tagged-logger';
 import type { UnitOfWork } from '../persistence/unit-of-work';
+import { isTransientDatabaseError } from '../persistence/transient-database-error';
 import { WorkflowStore } from '../persistence/workflow.store';
-import { consecutiveReattempts, decide, selectPolicy, type ExceptionDecision } from './exception-decision';
+import {
+  consecutiveReattempts,
+  decide,
+  selectPolicy,
+  type ExceptionDecision,
+} from './exception-decision';
 import { errorColumns, exceptionInfo, terminalTransition } from './execution-transitions';
 import type { FlowControlRequest } from './flow-control';
 import type { PreparedStep, StepRun } from './prepared-step.interface';
 import type { StepContextImpl } from './step-context';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
-import { QueryFailedError } from 'typeorm';
 import type { StepChain } from './step-chain';
 import { StepPreparer, type Preparation } from './step-preparer';
 import { WorkflowScheduler } from './workflow-scheduler';
@@ -81,8 +87,12 @@ export class StepFinalizer {
     const workflow = await this.store.lockWorkflow(uow, prepared.workflow.id);
     const execution = await this.store.lockExecution(uow, prepared.execution.id);
     if (!workflow || !execution || execution.state !== 'in_progress') {
-      prepared.logger.warn(`Execution is no longer in progress (${execution?.state ?? 'deleted'}); not finalizing`);
-      return workflow && execution ? { ...none, states: { workflowState: workflow.state, stepState: execution.state } } : none;
+      prepared.logger.warn(
+        `Execution is no longer in progress (${execution?.state ?? 'deleted'}); not finalizing`,
+      );
+      return workflow && execution
+        ? { ...none, states: { workflowState: workflow.state, stepState: execution.state } }
+        : none;
     }
     const userMetadata = run.ctx.userMetadataValues;
     if (Object.keys(userMetadata).length > 0) {
@@ -90,7 +100,13 @@ export class StepFinalizer {
     }
     // A step whose exception is re-raised to its job hands nothing on in process.
     const chainable = run.result.kind === 'error' ? null : chain;
-    const rows: Rows = { ...prepared, workflow, execution, deferred: workflow.state === 'paused', chain: chainable };
+    const rows: Rows = {
+      ...prepared,
+      workflow,
+      execution,
+      deferred: workflow.state === 'paused',
+      chain: chainable,
+    };
 
     if (workflow.state !== 'performing' && workflow.state !== 'paused') {
       await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
@@ -116,10 +132,19 @@ export class StepFinalizer {
       outcome = await this.applyException(uow, rows, result.error, 'body', run.ctx);
     }
     if (rows.chained?.prepared) {
-      return { ...outcome, states: { workflowState: 'ready', stepState: execution.state }, chained: rows.chained };
+      return {
+        ...outcome,
+        states: { workflowState: 'ready', stepState: execution.state },
+        chained: rows.chained,
+      };
     }
-    if (workflow.currentStepName !== null) await this.store.updateWorkflow(uow, workflow, { currentStepName: null });
-    return { ...outcome, states: { workflowState: workflow.state, stepState: execution.state }, chained: rows.chained };
+    if (workflow.currentStepName !== null)
+      await this.store.updateWorkflow(uow, workflow, { currentStepName: null });
+    return {
+      ...outcome,
+      states: { workflowState: workflow.state, stepState: execution.state },
+      chained: rows.chained,
+    };
   }
 
   /**
@@ -147,24 +172,42 @@ export class StepFinalizer {
       rows.logger.error(`Exception handler threw: ${String(handlerError)}; pausing`);
       decision = { action: 'pause', waitMs: null, report: true };
     }
-    rows.logger.log(`Step raised ${error.name}: ${error.message}; exception policy decides ${decision.action}`);
+    rows.logger.log(
+      `Step raised ${error.name}: ${error.message}; exception policy decides ${decision.action}`,
+    );
     const info = { exception: exceptionInfo(error) };
 
     if (phase === 'prepare') {
       // The row stays failed/failed; the reason makes a reattempt count toward maxReattempts.
       const reason = decision.action === 'reattempt' ? { reattemptReason: 'exception_policy' } : {};
-      await this.setExecution(uow, rows, { ...terminalTransition('failed', 'failed'), ...errorColumns(error) }, {
-        ...info,
-        ...reason,
-      });
+      await this.setExecution(
+        uow,
+        rows,
+        { ...terminalTransition('failed', 'failed'), ...errorColumns(error) },
+        {
+          ...info,
+          ...reason,
+        },
+      );
       await this.applyDecisionToWorkflow(uow, rows, decision);
     } else if (decision.action === 'reattempt') {
       const reattemptReason = phase === 'body' ? 'exception_policy' : 'precondition';
-      await this.setExecution(uow, rows, terminalTransition('completed', 'reattempted'), { ...info, reattemptReason });
+      await this.setExecution(uow, rows, terminalTransition('completed', 'reattempted'), {
+        ...info,
+        reattemptReason,
+      });
       await this.continueWithSameStep(uow, rows, decision.waitMs);
     } else if (decision.action === 'cancel') {
-      await this.setExecution(uow, rows, { ...terminalTransition('failed', 'canceled'), ...errorColumns(error) }, info);
-      await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
+      await this.setExecution(
+        uow,
+        rows,
+        { ...terminalTransition('failed', 'canceled'), ...errorColumns(error) },
+        info,
+      );
+      await this.store.updateWorkflow(uow, workflow, {
+        state: 'canceled',
+        transitionedAt: new Date(),
+      });
     } else if (decision.action === 'skip') {
       await this.setExecution(uow, rows, terminalTransition('skipped', 'skipped'), info);
       await this.settleSignal(uow, rows, true);
@@ -174,7 +217,12 @@ export class StepFinalizer {
       await this.settleSignal(uow, rows, false);
       await this.finishWorkflow(uow, rows);
     } else {
-      await this.setExecution(uow, rows, { ...terminalTransition('failed', 'failed'), ...errorColumns(error) }, info);
+      await this.setExecution(
+        uow,
+        rows,
+        { ...terminalTransition('failed', 'failed'), ...errorColumns(error) },
+        info,
+      );
       await this.pauseWorkflow(uow, rows);
     }
     return {
@@ -201,12 +249,19 @@ export class StepFinalizer {
     };
   }
 
-  private async applyFlowControl(uow: UnitOfWork, rows: Rows, request: FlowControlRequest): Promise<void> {
+  private async applyFlowControl(
+    uow: UnitOfWork,
+    rows: Rows,
+    request: FlowControlRequest,
+  ): Promise<void> {
     const { workflow } = rows;
     switch (request.action) {
       case 'cancel':
         await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
-        await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
+        await this.store.updateWorkflow(uow, workflow, {
+          state: 'canceled',
+          transitionedAt: new Date(),
+        });
         return;
       case 'pause':
         if (rows.step?.kind === 'resumable') {
@@ -230,9 +285,11 @@ export class StepFinalizer {
         return;
       case 'reattempt':
       case 'suspend': {
-        const waitMs = request.wait === undefined ? null : parseDuration(request.wait, `${request.action} wait`);
+        const waitMs =
+          request.wait === undefined ? null : parseDuration(request.wait, `${request.action} wait`);
         const outcome = request.action === 'reattempt' ? 'reattempted' : 'continued';
-        const rewind = request.action === 'reattempt' && request.rewind && rows.step?.kind === 'resumable';
+        const rewind =
+          request.action === 'reattempt' && request.rewind && rows.step?.kind === 'resumable';
         await this.setExecution(
           uow,
           rows,
@@ -245,12 +302,20 @@ export class StepFinalizer {
     }
   }
 
-  private async applyDecisionToWorkflow(uow: UnitOfWork, rows: Rows, decision: ExceptionDecision): Promise<void> {
-    if (decision.action === 'reattempt') return this.continueWithSameStep(uow, rows, decision.waitMs);
+  private async applyDecisionToWorkflow(
+    uow: UnitOfWork,
+    rows: Rows,
+    decision: ExceptionDecision,
+  ): Promise<void> {
+    if (decision.action === 'reattempt')
+      return this.continueWithSameStep(uow, rows, decision.waitMs);
     if (decision.action === 'skip') return this.continueWithNextStep(uow, rows);
     if (decision.action === 'finish') return this.finishWorkflow(uow, rows);
     if (decision.action === 'cancel') {
-      await this.store.updateWorkflow(uow, rows.workflow, { state: 'canceled', transitionedAt: new Date() });
+      await this.store.updateWorkflow(uow, rows.workflow, {
+        state: 'canceled',
+        transitionedAt: new Date(),
+      });
       return;
     }
     return this.pauseWorkflow(uow, rows);
@@ -261,7 +326,10 @@ export class StepFinalizer {
     const { workflow, definition, execution } = rows;
     if (rows.deferred) {
       const next = definition.steps.nextAfter(execution.stepName);
-      await this.store.updateWorkflow(uow, workflow, { currentStepName: null, nextStepName: next?.name ?? null });
+      await this.store.updateWorkflow(uow, workflow, {
+        currentStepName: null,
+        nextStepName: next?.name ?? null,
+      });
       return;
     }
     await this.store.updateWorkflow(uow, workflow, {
@@ -270,7 +338,8 @@ export class StepFinalizer {
       nextStepName: execution.stepName,
     });
     const scheduled = await this.scheduler.scheduleNextStep(uow, workflow, definition, rows.chain);
-    if (scheduled?.inProcess) rows.chained = await this.startInProcess(uow, rows, scheduled.execution);
+    if (scheduled?.inProcess)
+      rows.chained = await this.startInProcess(uow, rows, scheduled.execution);
   }
 
   /**
@@ -278,19 +347,25 @@ export class StepFinalizer {
    * right after the commit. A precondition that throws wrote nothing yet: the step is enqueued
    * instead, and its job's own prepare deals with the exception.
    */
-  private async startInProcess(uow: UnitOfWork, rows: Rows, next: StepExecutionEntity): Promise<ChainedStart | undefined> {
+  private async startInProcess(
+    uow: UnitOfWork,
+    rows: Rows,
+    next: StepExecutionEntity,
+  ): Promise<ChainedStart | undefined> {
     const events: Array<() => void> = [];
     let preparation: Preparation;
     try {
       preparation = await this.preparer.prepareLocked(uow, rows.workflow, next, events);
     } catch (error) {
-      if (error instanceof QueryFailedError) throw error;
+      // A failed query left the transaction unusable; only user code's exceptions fall back.
+      if (error instanceof QueryFailedError || isTransientDatabaseError(error)) throw error;
       const step = rows.definition.steps.named(next.stepName)!;
       await this.scheduler.enqueueNew(uow, rows.workflow, rows.definition, step, next);
       return undefined;
     }
     if (preparation.kind === 'run') return { prepared: preparation.prepared, events };
-    if (preparation.raise) rows.logger.warn(`Next step '${next.stepName}' stopped: ${preparation.raise.message}`);
+    if (preparation.raise)
+      rows.logger.warn(`Next step '${next.stepName}' stopped: ${preparation.raise.message}`);
     return { prepared: null, events };
   }
 
@@ -298,10 +373,16 @@ export class StepFinalizer {
    * A resumable step interrupted at a checkpoint: `completed/continued` and a successor carrying
    * the cursor; `completed/workflow_paused` when an operator paused the workflow meanwhile.
    */
-  private async applyInterruption(uow: UnitOfWork, rows: Rows, waitMs: number | null): Promise<void> {
+  private async applyInterruption(
+    uow: UnitOfWork,
+    rows: Rows,
+    waitMs: number | null,
+  ): Promise<void> {
     if (rows.deferred) {
       await this.setExecution(uow, rows, terminalTransition('completed', 'workflow_paused'));
-      await this.store.updateWorkflow(uow, rows.workflow, { nextStepName: rows.execution.stepName });
+      await this.store.updateWorkflow(uow, rows.workflow, {
+        nextStepName: rows.execution.stepName,
+      });
       return;
     }
     await this.setExecution(uow, rows, terminalTransition('completed', 'continued'));
@@ -312,16 +393,26 @@ export class StepFinalizer {
    * Schedules the same step again after `waitMs`; for a resumable step, a successor that keeps
    * the cursor (cleared when `rewind`).
    */
-  private async continueWithSameStep(uow: UnitOfWork, rows: Rows, waitMs: number | null, rewind = false): Promise<void> {
+  private async continueWithSameStep(
+    uow: UnitOfWork,
+    rows: Rows,
+    waitMs: number | null,
+    rewind = false,
+  ): Promise<void> {
     const { workflow, definition, execution, step } = rows;
     if (rows.deferred || !step) {
-      await this.store.updateWorkflow(uow, workflow, { currentStepName: null, nextStepName: execution.stepName });
+      await this.store.updateWorkflow(uow, workflow, {
+        currentStepName: null,
+        nextStepName: execution.stepName,
+      });
       if (!step) await this.pauseWorkflow(uow, rows);
       return;
     }
     await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
     if (step.kind === 'resumable') {
-      await this.scheduler.createSuccessor(uow, workflow, definition, step, execution, waitMs, { rewind });
+      await this.scheduler.createSuccessor(uow, workflow, definition, step, execution, waitMs, {
+        rewind,
+      });
     } else {
       await this.scheduler.createExecution(uow, workflow, definition, step, waitMs);
     }
@@ -339,7 +430,10 @@ export class StepFinalizer {
 
   private async pauseWorkflow(uow: UnitOfWork, rows: Rows): Promise<void> {
     if (rows.workflow.state === 'paused') return;
-    await this.store.updateWorkflow(uow, rows.workflow, { state: 'paused', transitionedAt: new Date() });
+    await this.store.updateWorkflow(uow, rows.workflow, {
+      state: 'paused',
+      transitionedAt: new Date(),
+    });
   }
 
   private async setExecution(
@@ -357,7 +451,10 @@ export class StepFinalizer {
 }
 
 /** The `errorReporter` context of an execution. */
-export function reportContext(workflow: WorkflowEntity, execution: StepExecutionEntity | null): ErrorReportContext {
+export function reportContext(
+  workflow: WorkflowEntity,
+  execution: StepExecutionEntity | null,
+): ErrorReportContext {
   return {
     workflowId: workflow.id,
     workflowClass: workflow.type,

@@ -5,11 +5,14 @@ import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { ErrorReportingService } from '../observability/error-reporting.service';
 import { publishFinalize, publishStep } from '../observability/diagnostics';
 import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import { isTransientDatabaseError, retryTransientDatabaseErrors } from '../persistence/transient-database-error';
+import {
+  isTransientDatabaseError,
+  retryTransientDatabaseErrors,
+} from '../persistence/transient-database-error';
 import { WorkflowStore } from '../persistence/workflow.store';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import type { StepJobData } from '../queue/bullmq-step-job.queue';
+import type { StepJobData } from '../queue/step-job.interface';
 import { ShutdownSignal } from '../resumable/shutdown.signal';
 import { asError } from './execution-transitions';
 import type { PreparedStep, RunOptions } from './prepared-step.interface';
@@ -24,7 +27,7 @@ const LOOKUP_INTERVAL_MS = 100;
 /** Waits before running a transaction again after a lost connection (about 4 s in all: a failover). */
 const RETRY_DELAYS_MS = [100, 400, 1_000, 2_500] as const;
 /** The runner's transactions: writes merged and batched (see GenevaDriveDataSource.transaction). */
-const COALESCED = { hotPath: true } as const;
+const HOT_PATH = { hotPath: true } as const;
 
 /**
  * Executes one step execution in three phases: prepare (under the workflow row lock), run (no lock
@@ -61,8 +64,15 @@ export class WorkflowRunner {
    * process while they qualify for the worker's step chain (see `StepChain`).
    */
   performJob(data: StepJobData, slot: JobSlot): Promise<void> {
-    const chain = this.options.stepChaining.maxSteps > 0 ? new StepChain(slot, this.options.stepChaining, this.shutdown) : null;
-    return this.runExecution(data.stepExecutionId, { interruptible: true, maxIterations: null }, { workflowId: data.workflowId, chain });
+    const chain =
+      this.options.stepChaining.maxSteps > 0
+        ? new StepChain(slot, this.options.stepChaining, this.shutdown)
+        : null;
+    return this.runExecution(
+      data.stepExecutionId,
+      { interruptible: true, maxIterations: null },
+      { workflowId: data.workflowId, chain },
+    );
   }
 
   /**
@@ -75,29 +85,8 @@ export class WorkflowRunner {
     job: { workflowId?: string; chain: StepChain | null } = { chain: null },
   ): Promise<void> {
     await this.readiness.ready;
-    if (!isUuid(stepExecutionId)) return this.ignoreUnknown(stepExecutionId);
-    let workflowId = job.workflowId && isUuid(job.workflowId) ? job.workflowId : undefined;
-    let preparation: Preparation | { kind: 'missing' } = { kind: 'missing' };
-    for (let attempt = 1; attempt <= LOOKUP_ATTEMPTS; attempt++) {
-      if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, LOOKUP_INTERVAL_MS));
-      workflowId ??= (await this.store.findExecution(this.database.manager, stepExecutionId))?.workflowId;
-      if (!workflowId) continue;
-      try {
-        const lockedWorkflowId = workflowId;
-        preparation = await retryTransientDatabaseErrors(
-          () => this.database.transaction((uow) => this.preparer.prepare(uow, lockedWorkflowId, stepExecutionId), undefined, COALESCED),
-          RETRY_DELAYS_MS,
-        );
-      } catch (thrown) {
-        // The database was out of reach: nothing changed, the job fails and is retried (the
-        // execution stays scheduled; housekeeping's reconciliation re-enqueues it).
-        if (!(thrown instanceof PreconditionFailure) && isTransientDatabaseError(thrown)) throw thrown;
-        const phase: ExceptionPhase = thrown instanceof PreconditionFailure ? 'precondition' : 'prepare';
-        const error = asError(thrown instanceof PreconditionFailure ? thrown.error : thrown);
-        return this.settle(await this.handlePrepareFailure(workflowId, stepExecutionId, error, phase));
-      }
-      if (preparation.kind !== 'missing') break;
-    }
+    const preparation = await this.prepareWithLookup(stepExecutionId, job.workflowId);
+    if (preparation.kind === 'failed') return this.settle(preparation.outcome);
     if (preparation.kind === 'missing') return this.ignoreUnknown(stepExecutionId);
     if (preparation.kind === 'stop') {
       if (preparation.raise) throw preparation.raise;
@@ -110,7 +99,12 @@ export class WorkflowRunner {
       publishStep(current, run.result);
       // Safe to run again: finalize re-locks the rows and acts only on an execution in progress.
       const outcome = await retryTransientDatabaseErrors(
-        () => this.database.transaction((uow) => this.finalizer.finalize(uow, current, run, job.chain), undefined, COALESCED),
+        () =>
+          this.database.transaction(
+            (uow) => this.finalizer.finalize(uow, current, run, job.chain),
+            undefined,
+            HOT_PATH,
+          ),
         RETRY_DELAYS_MS,
       );
       publishFinalize(current, outcome.states);
@@ -118,6 +112,54 @@ export class WorkflowRunner {
       await this.settle(outcome);
       prepared = outcome.chained?.prepared ?? null;
     }
+  }
+
+  /**
+   * The prepare transaction. The workflow id comes with the job, or is looked up; an unknown
+   * execution is looked for again for up to 500 ms (a job may arrive before its row commits). A
+   * prepare-phase exception is applied in a fresh transaction (`failed`); a lost connection is
+   * thrown, so the job fails and the execution stays scheduled for reconciliation.
+   */
+  private async prepareWithLookup(
+    stepExecutionId: string,
+    jobWorkflowId: string | undefined,
+  ): Promise<Preparation | { kind: 'missing' } | { kind: 'failed'; outcome: FinalizeOutcome }> {
+    if (!isUuid(stepExecutionId)) return { kind: 'missing' };
+    let workflowId = jobWorkflowId && isUuid(jobWorkflowId) ? jobWorkflowId : undefined;
+    for (let attempt = 1; attempt <= LOOKUP_ATTEMPTS; attempt++) {
+      if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, LOOKUP_INTERVAL_MS));
+      workflowId ??= (await this.store.findExecution(this.database.manager, stepExecutionId))
+        ?.workflowId;
+      if (!workflowId) continue;
+      const lockedWorkflowId = workflowId;
+      let preparation: Preparation | { kind: 'missing' };
+      try {
+        preparation = await retryTransientDatabaseErrors(
+          () =>
+            this.database.transaction(
+              (uow) => this.preparer.prepare(uow, lockedWorkflowId, stepExecutionId),
+              undefined,
+              HOT_PATH,
+            ),
+          RETRY_DELAYS_MS,
+        );
+      } catch (thrown) {
+        if (!(thrown instanceof PreconditionFailure) && isTransientDatabaseError(thrown))
+          throw thrown;
+        const phase: ExceptionPhase =
+          thrown instanceof PreconditionFailure ? 'precondition' : 'prepare';
+        const error = asError(thrown instanceof PreconditionFailure ? thrown.error : thrown);
+        const outcome = await this.handlePrepareFailure(
+          lockedWorkflowId,
+          stepExecutionId,
+          error,
+          phase,
+        );
+        return { kind: 'failed', outcome };
+      }
+      if (preparation.kind !== 'missing') return preparation;
+    }
+    return { kind: 'missing' };
   }
 
   private ignoreUnknown(stepExecutionId: string): void {
@@ -137,17 +179,28 @@ export class WorkflowRunner {
     error: Error,
     phase: ExceptionPhase,
   ): Promise<FinalizeOutcome> {
-    return this.database.transaction(async (uow) => {
-      const workflow = await this.store.lockWorkflow(uow, workflowId);
-      const execution = await this.store.lockExecution(uow, executionId);
-      const definition = workflow && this.registry.findByName(workflow.type);
-      if (!workflow || !execution || !definition || execution.state !== 'scheduled') {
-        return { raise: error, report: null };
-      }
-      const logger = this.preparer.loggerFor(workflow, execution);
-      const rows = this.finalizer.rowsFor(workflow, execution, definition, logger);
-      const ctx = new StepContextImpl<unknown>(workflow, null, execution, null, logger, rows.step?.kind === 'resumable');
-      return this.finalizer.applyException(uow, rows, error, phase, ctx);
-    }, undefined, COALESCED);
+    return this.database.transaction(
+      async (uow) => {
+        const workflow = await this.store.lockWorkflow(uow, workflowId);
+        const execution = await this.store.lockExecution(uow, executionId);
+        const definition = workflow && this.registry.findByName(workflow.type);
+        if (!workflow || !execution || !definition || execution.state !== 'scheduled') {
+          return { raise: error, report: null };
+        }
+        const logger = this.preparer.loggerFor(workflow, execution);
+        const rows = this.finalizer.rowsFor(workflow, execution, definition, logger);
+        const ctx = new StepContextImpl<unknown>(
+          workflow,
+          null,
+          execution,
+          null,
+          logger,
+          rows.step?.kind === 'resumable',
+        );
+        return this.finalizer.applyException(uow, rows, error, phase, ctx);
+      },
+      undefined,
+      HOT_PATH,
+    );
   }
 }

@@ -54,18 +54,25 @@ describe('in-process step chaining (PostgreSQL + BullMQ)', () => {
       await harness.waitForState(workflow.id, 'finished');
 
       const { steps, jobs, history } = await trace(harness, workflow);
-      expect(steps).toEqual(['one', 'two', 'three', 'four', 'five'].map((s) => `${s}:completed/success`));
+      expect(steps).toEqual(
+        ['one', 'two', 'three', 'four', 'five'].map((s) => `${s}:completed/success`),
+      );
       expect(jobs).toEqual(['one']);
       expect(script.callsFor(order)).toEqual(['one', 'two', 'three', 'four', 'five']);
       for (let i = 1; i < history.length; i++) {
-        expect(history[i].startedAt!.getTime()).toBeGreaterThanOrEqual(history[i - 1].finishedAt!.getTime());
+        expect(history[i].startedAt!.getTime()).toBeGreaterThanOrEqual(
+          history[i - 1].finishedAt!.getTime(),
+        );
       }
     });
 
     it('enqueues a step that waits, runs on another queue or returns from one, and parks a waitFor step', async () => {
       const order = await newOrder();
       const workflow = await harness.service.start(ChainBreakingWorkflow, { hero: order });
-      await harness.waitForWorkflow(workflow.id, async () => (await harness.service.currentExecution(workflow.id))?.state === 'waiting');
+      await harness.waitForWorkflow(
+        workflow.id,
+        async () => (await harness.service.currentExecution(workflow.id))?.state === 'waiting',
+      );
       await harness.service.signal(workflow.id, 'go');
       await harness.waitForState(workflow.id, 'finished');
 
@@ -115,7 +122,11 @@ describe('in-process step chaining (PostgreSQL + BullMQ)', () => {
         await harness.waitForState(workflow.id, 'paused');
 
         const { steps, jobs, history } = await trace(harness, workflow);
-        expect(steps).toEqual(['one:completed/success', 'two:completed/success', 'three:failed/failed']);
+        expect(steps).toEqual([
+          'one:completed/success',
+          'two:completed/success',
+          'three:failed/failed',
+        ]);
         expect(jobs).toEqual(['one', 'three']);
         expect(history[2].errorMessage).toBe('skipIf of three exploded');
         const mine = events.filter((event) => event.workflowId === workflow.id);
@@ -143,14 +154,22 @@ describe('in-process step chaining (PostgreSQL + BullMQ)', () => {
       await entered.promise;
       await harness.service.pause(workflow.id);
       release.resolve();
-      const paused = await harness.waitForWorkflow(workflow.id, (w) => w.state === 'paused' && w.currentStepName === null);
+      const paused = await harness.waitForWorkflow(
+        workflow.id,
+        (w) => w.state === 'paused' && w.currentStepName === null,
+      );
       expect(paused.nextStepName).toBe('three');
-      expect((await trace(harness, workflow)).steps).toEqual(['one:completed/success', 'two:completed/success']);
+      expect((await trace(harness, workflow)).steps).toEqual([
+        'one:completed/success',
+        'two:completed/success',
+      ]);
 
       await harness.service.resume(workflow.id);
       await harness.waitForState(workflow.id, 'finished');
       const { steps, jobs } = await trace(harness, workflow);
-      expect(steps.slice(2)).toEqual(['three', 'four', 'five'].map((s) => `${s}:completed/success`));
+      expect(steps.slice(2)).toEqual(
+        ['three', 'four', 'five'].map((s) => `${s}:completed/success`),
+      );
       expect(jobs).toEqual(['one', 'three']);
     });
   });
@@ -173,4 +192,3 @@ describe('in-process step chaining (PostgreSQL + BullMQ)', () => {
     });
   });
 });
-

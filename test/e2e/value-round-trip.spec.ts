@@ -15,7 +15,10 @@ describe(`values written by the runner round-trip exactly (${testDatabaseLabel} 
   let harness: EngineHarness;
 
   beforeAll(async () => {
-    harness = await EngineHarness.boot({ workflows: [RoundTripWorkflow], providers: [RoundTripRecorder] });
+    harness = await EngineHarness.boot({
+      workflows: [RoundTripWorkflow],
+      providers: [RoundTripRecorder],
+    });
   });
   afterAll(() => harness?.close());
 
@@ -27,16 +30,29 @@ describe(`values written by the runner round-trip exactly (${testDatabaseLabel} 
     expect(history[0].metadata).toEqual({
       user: {
         strings: AWKWARD_STRINGS,
-        nested: { quote: "'", numbers: [1, 2.5, -3], flag: true, nothing: null, when: '2026-01-01T00:00:00.000Z' },
+        nested: {
+          quote: "'",
+          numbers: [1, 2.5, -3],
+          flag: true,
+          nothing: null,
+          when: '2026-01-01T00:00:00.000Z',
+        },
       },
     });
 
     const walks = history.filter((execution) => execution.stepName === 'walk');
-    expect(walks.map((execution) => execution.cursor)).toEqual([...AWKWARD_STRINGS, AWKWARD_STRINGS.at(-1)]);
+    expect(walks.map((execution) => execution.cursor)).toEqual([
+      ...AWKWARD_STRINGS,
+      AWKWARD_STRINGS.at(-1),
+    ]);
     expect(harness.get(RoundTripRecorder).cursorsSeen).toEqual([null, ...AWKWARD_STRINGS]);
 
     const failed = history.at(-1)!;
-    expect([failed.stepName, failed.state, failed.errorClassName]).toEqual(['fail', 'failed', 'AwkwardError']);
+    expect([failed.stepName, failed.state, failed.errorClassName]).toEqual([
+      'fail',
+      'failed',
+      'AwkwardError',
+    ]);
     // NUL cannot live in a text column on PostgreSQL: the library stores U+FFFD in its place.
     expect(failed.errorMessage).toBe(AWKWARD_STRINGS.join(' | ').replaceAll('\u0000', '\uFFFD'));
   });

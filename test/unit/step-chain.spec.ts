@@ -37,7 +37,14 @@ describe('StepChain', () => {
 
   it('claims an immediate step on the job’s queue and priority', () => {
     expect(chain().claim(step(), {}, DEFAULT_QUEUE, now())).toBe(true);
-    expect(chain({ queue: 'fast', priority: 3 }).claim(step(), { queue: 'fast', priority: 3 }, DEFAULT_QUEUE, now())).toBe(true);
+    expect(
+      chain({ queue: 'fast', priority: 3 }).claim(
+        step(),
+        { queue: 'fast', priority: 3 },
+        DEFAULT_QUEUE,
+        now(),
+      ),
+    ).toBe(true);
   });
 
   it.each([
@@ -52,7 +59,11 @@ describe('StepChain', () => {
 
   it('claims at most maxSteps steps', () => {
     const limited = chain({}, { maxSteps: 2 });
-    expect([1, 2, 3].map(() => limited.claim(step(), {}, DEFAULT_QUEUE, now()))).toEqual([true, true, false]);
+    expect([1, 2, 3].map(() => limited.claim(step(), {}, DEFAULT_QUEUE, now()))).toEqual([
+      true,
+      true,
+      false,
+    ]);
     expect(chain({}, { maxSteps: 0 }).claim(step(), {}, DEFAULT_QUEUE, now())).toBe(false);
   });
 
