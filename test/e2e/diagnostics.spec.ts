@@ -55,6 +55,15 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
   const newOrder = (status = 'new') => harness.dataSource.getRepository(Order).save({ status });
   const of = (workflow: WorkflowEntity) =>
     events.filter(({ event }) => event.workflowId === workflow.id);
+  /**
+   * The workflow reached `state` and `events` events are in. The finalize event is published just
+   * after its transaction commits, so the new state can be visible a moment before it.
+   */
+  const settled = (workflow: WorkflowEntity, state: WorkflowEntity['state'], events: number) =>
+    harness.waitForWorkflow(
+      workflow.id,
+      (row) => row.state === state && of(workflow).length >= events,
+    );
   /** `channel:step:outcome` or, for finalize, `finalize:step:workflowState/stepState`. */
   const summary = (workflow: WorkflowEntity) =>
     of(workflow).map(({ channel, event }) =>
@@ -66,7 +75,7 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
   it('happy path: precondition, step, finalize for each step, with the full payload', async () => {
     const order = await newOrder();
     const workflow = await harness.service.start(DiagnosticsWorkflow, { hero: order });
-    await harness.waitForState(workflow.id, 'finished');
+    await settled(workflow, 'finished', 6);
     expect(summary(workflow)).toEqual([
       'precondition:first:passed',
       'step:first:completed',
@@ -103,7 +112,7 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
     const skipped = await harness.service.start(DiagnosticsWorkflow, {
       hero: await newOrder('skip'),
     });
-    await harness.waitForState(skipped.id, 'finished');
+    await settled(skipped, 'finished', 4);
     expect(summary(skipped)).toEqual([
       'precondition:first:skipped',
       'precondition:second:passed',
@@ -130,7 +139,7 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
       },
     });
     const workflow = await harness.service.start(DiagnosticsWorkflow, { hero: order });
-    await harness.waitForState(workflow.id, 'paused');
+    await settled(workflow, 'paused', 3);
     expect(summary(workflow)).toEqual([
       'precondition:first:passed',
       'step:first:exception',
@@ -156,7 +165,7 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
     const finisher = await newOrder();
     script.plan(finisher, { first: (ctx) => ctx.finish() });
     const finished = await harness.service.start(DiagnosticsWorkflow, { hero: finisher });
-    await harness.waitForState(finished.id, 'finished');
+    await settled(finished, 'finished', 3);
     expect(summary(finished)).toEqual([
       'precondition:first:passed',
       'step:first:finished',
@@ -169,7 +178,7 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
     const workflow = await harness.service.start(DiagnosticsResumableWorkflow, {
       hero: await newOrder(),
     });
-    await harness.waitForState(workflow.id, 'finished');
+    await settled(workflow, 'finished', 6);
     expect(summary(workflow)).toEqual([
       'precondition:walk:passed',
       'step:walk:interrupted',
