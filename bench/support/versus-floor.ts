@@ -2,6 +2,7 @@ import type { Type } from '@nestjs/common';
 import type { EngineHarness } from '../../test/e2e/support/engine-harness';
 import { runBullmqChains } from './bullmq-chains';
 import { chainMetrics } from './chain-metrics';
+import { startCpuMeter } from './cpu-meter';
 import { createOrders } from './dataset';
 import { runWorkflows } from './engine';
 import type { FinishLine } from './finish-line';
@@ -23,17 +24,17 @@ export interface VersusFloorRun {
 /**
  * One run of `workflows` × `steps` on the engine, then the same shape as raw BullMQ chains at the
  * same concurrency (the floor), back to back so both meet the same machine load. Metrics: the
- * engine's rate and gaps, the floor's (`floor…`), and the engine's share of the floor's rate.
+ * engine's rate and gaps, CPU per step of the worker, PostgreSQL and Redis during the engine's run,
+ * the floor's (`floor…`), and the engine's share of the floor's rate.
  */
 export async function runVersusFloor(run: VersusFloorRun): Promise<Metrics> {
   const heroes = await createOrders(run.harness.dataSource, run.workflows);
   const total = run.workflows * run.steps;
   run.timeline.clear();
-  const engine = chainMetrics(
-    total,
-    await runWorkflows(run.harness, run.workflow, heroes, run.finishLine),
-    run.timeline,
-  );
+  const cpuSpent = startCpuMeter();
+  const engineMs = await runWorkflows(run.harness, run.workflow, heroes, run.finishLine);
+  const cpu = cpuSpent();
+  const engine = chainMetrics(total, engineMs, run.timeline);
   run.timeline.clear();
   const floorMs = await runBullmqChains({
     chains: run.workflows,
@@ -45,6 +46,9 @@ export async function runVersusFloor(run: VersusFloorRun): Promise<Metrics> {
   run.timeline.clear();
   return {
     ...engine,
+    workerCpuMsPerStep: round(cpu.workerMs / total),
+    postgresCpuMsPerStep: round(cpu.postgresMs / total),
+    redisCpuMsPerStep: round(cpu.redisMs / total),
     floorStepsPerSecond: floor.stepsPerSecond,
     floorMsPerStep: floor.msPerStep,
     floorGapP50Ms: floor.gapP50Ms,

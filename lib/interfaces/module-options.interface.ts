@@ -83,6 +83,13 @@ export interface GenevaDriveModuleOptions {
    * between them); a chain also yields its slot after 1 s. Default 25; 0 enqueues every step.
    */
   maxChainedSteps?: number;
+  /**
+   * PostgreSQL: the runner prepares its statements once per connection (`PREPARE`, sent with the
+   * first use) so the server skips parsing and planning them. Default true; set false behind a
+   * pooler that hands a session's transactions to different server connections (PgBouncer in
+   * transaction mode), where a session's prepared statements do not follow it.
+   */
+  preparedStatements?: boolean;
   /** bytes of serialized JSON, default 131072; null disables */
   maxCursorSize?: number | null;
   /** bytes of serialized JSON, default 131072; null disables */

@@ -120,6 +120,7 @@ export class ModuleOptionsSchema {
   housekeeping?: HousekeepingOptionsSchema;
 
   @IsOptionalKey() @IsInt() @Min(0) maxChainedSteps?: number;
+  @IsOptionalKey() @IsBoolean() preparedStatements?: boolean;
   @IsNullableKey() @IsInt() @Min(1) maxCursorSize?: number | null;
   @IsNullableKey() @IsInt() @Min(1) maxSignalPayloadSize?: number | null;
   @IsNullableKey()

@@ -65,6 +65,7 @@ export function resolveModuleOptions(
     defaultQueue: raw.defaultQueue ?? DEFAULT_QUEUE_NAME,
     worker: raw.worker ?? true,
     enqueueAfterCommit: raw.enqueueAfterCommit ?? true,
+    preparedStatements: raw.preparedStatements ?? true,
     stepChaining: { maxSteps: raw.maxChainedSteps ?? DEFAULT_MAX_CHAINED_STEPS, maxDurationMs: STEP_CHAIN_TIME_SLICE_MS },
     housekeeping: {
       enabled: housekeeping.enabled ?? true,

@@ -27,6 +27,7 @@ export interface ResolvedGenevaDriveOptions {
     reconcileScheduledJobs: boolean;
   };
   stepChaining: StepChainLimits;
+  preparedStatements: boolean;
   maxCursorSize: number | null;
   maxSignalPayloadSize: number | null;
   waitingVisibilityThresholdMs: number | null;

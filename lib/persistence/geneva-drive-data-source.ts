@@ -13,7 +13,8 @@ import { AfterCommitSubscriber } from '../queue/after-commit.subscriber';
 import { JobDispatcher } from '../queue/job-dispatcher';
 import { AsyncMutex, sqliteMutexFor } from './async-mutex';
 import { adaptMysqlJsonColumns } from './mysql-json-columns';
-import { PostgresWriteBatch } from './postgres-write-batch';
+import { PostgresPreparedStatements } from './postgres-prepared-statements';
+import { PostgresQueryBatch } from './postgres-query-batch';
 import { applyColumnVisibility, detectSchemaFeatures, type SchemaFeatures } from './schema-features';
 import { databaseFamily, hasUtcTimezone, type DatabaseFamily } from './sql-dialect';
 import { UnitOfWork } from './unit-of-work';
@@ -22,7 +23,8 @@ import { UnitOfWork } from './unit-of-work';
 export interface TransactionOptions {
   /**
    * The runner's transactions: merge the changes to workflow rows and write each once before the
-   * commit; on PostgreSQL also batch the store's writes into the next round trip (PostgresWriteBatch).
+   * commit; on PostgreSQL also save round trips with a PostgresQueryBatch (the opening, the store's
+   * writes and its locking reads travel together).
    */
   hotPath?: boolean;
 }
@@ -41,12 +43,16 @@ export class GenevaDriveDataSource implements OnModuleInit {
   private sqliteMutex = new AsyncMutex();
   private schemaFeatures: SchemaFeatures = { resumable: true, signals: true };
   private readCommittedByDefault = false;
+  private ownTables: string[] = [];
+  private readonly preparedStatements: PostgresPreparedStatements;
 
   constructor(
     private readonly moduleRef: ModuleRef,
     private readonly dispatcher: JobDispatcher,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
-  ) {}
+  ) {
+    this.preparedStatements = new PostgresPreparedStatements(options.preparedStatements);
+  }
 
   async onModuleInit(): Promise<void> {
     const token = getDataSourceToken(this.options.dataSource);
@@ -77,6 +83,9 @@ export class GenevaDriveDataSource implements OnModuleInit {
     }
     dataSource.subscribers.push(new AfterCommitSubscriber(this.dispatcher));
     this.source = dataSource;
+    this.ownTables = [WorkflowEntity, StepExecutionEntity, SignalEntity].map(
+      (entity) => dataSource.getMetadata(entity).tableName,
+    );
     this.readCommittedByDefault = await this.detectReadCommittedDefault(dataSource);
     await this.refreshSchemaFeatures();
   }
@@ -135,6 +144,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
       this.dispatcher.deferToCaller(callerRunner, uow.deferredJobs);
       return result;
     }
+    if (options.hotPath && this.familyName === 'postgres') return this.batchedTransaction(work, options);
     let uow!: UnitOfWork;
     const body = (manager: EntityManager) => this.runWork((uow = this.newUnitOfWork(manager, options)), work);
     const result =
@@ -142,9 +152,41 @@ export class GenevaDriveDataSource implements OnModuleInit {
         ? // One connection: library transactions take turns (the enqueue below needs no turn).
           await this.sqliteMutex.runExclusive(() => this.dataSource.transaction(body))
         : this.readCommittedByDefault
-          ? // Saves a SET TRANSACTION round trip per transaction on the hot path.
+          ? // Saves a SET TRANSACTION statement per transaction.
             await this.dataSource.transaction(body)
           : await this.dataSource.transaction('READ COMMITTED', body);
+    await this.dispatcher.flush(uow.deferredJobs);
+    return result;
+  }
+
+  /**
+   * A hot-path transaction on PostgreSQL: `dataSource.transaction()`, with a PostgresQueryBatch
+   * taking over the query runner before the transaction opens, so the opening travels with the
+   * first statement.
+   */
+  private async batchedTransaction<T>(work: (uow: UnitOfWork) => Promise<T>, options: TransactionOptions): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    const batch = new PostgresQueryBatch(this.dataSource, this.ownTables, this.preparedStatements);
+    batch.attach(runner);
+    let result: T;
+    let uow: UnitOfWork;
+    try {
+      await runner.startTransaction(this.readCommittedByDefault ? undefined : 'READ COMMITTED');
+      uow = this.newUnitOfWork(runner.manager, options, batch);
+      result = await this.runWork(uow, work);
+      await runner.commitTransaction();
+    } catch (error) {
+      if (runner.isTransactionActive) {
+        try {
+          await runner.rollbackTransaction();
+        } catch {
+          // The transaction's own error is the one worth reporting; a lost connection rolls back anyway.
+        }
+      }
+      throw error;
+    } finally {
+      await runner.release();
+    }
     await this.dispatcher.flush(uow.deferredJobs);
     return result;
   }
@@ -165,15 +207,11 @@ export class GenevaDriveDataSource implements OnModuleInit {
     return this.sqliteMutex.runExclusive(() => work(this.manager));
   }
 
-  private newUnitOfWork(manager: EntityManager, options: TransactionOptions): UnitOfWork {
-    let batch: PostgresWriteBatch | null = null;
-    if (options.hotPath && this.familyName === 'postgres' && manager.queryRunner) {
-      batch = new PostgresWriteBatch(
-        this.dataSource,
-        [WorkflowEntity, StepExecutionEntity, SignalEntity].map((entity) => this.dataSource.getMetadata(entity).tableName),
-      );
-      batch.attach(manager.queryRunner);
-    }
+  private newUnitOfWork(
+    manager: EntityManager,
+    options: TransactionOptions,
+    batch: PostgresQueryBatch | null = null,
+  ): UnitOfWork {
     return new UnitOfWork(
       manager,
       this.familyName !== 'sqlite',

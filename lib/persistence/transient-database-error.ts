@@ -1,7 +1,10 @@
 import { QueryRunnerAlreadyReleasedError } from 'typeorm';
 
-/** PostgreSQL SQLSTATEs of a lost connection, a server going away, or a conflict worth a retry. */
-const POSTGRES_TRANSIENT = /^(08...|57P0[123]|40001|40P01|53300)$/;
+/**
+ * PostgreSQL SQLSTATEs of a lost connection, a server going away, a conflict worth a retry, or a
+ * prepared statement someone else deallocated (26000; the retry prepares it again).
+ */
+const POSTGRES_TRANSIENT = /^(08...|57P0[123]|40001|40P01|53300|26000)$/;
 /** MySQL/MariaDB and Node socket codes of the same. */
 const DRIVER_TRANSIENT = new Set([
   'PROTOCOL_CONNECTION_LOST',

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { StepJob } from '../queue/step-job.interface';
-import type { PostgresWriteBatch } from './postgres-write-batch';
+import type { PostgresQueryBatch } from './postgres-query-batch';
 
 /** Work registered to run inside the transaction, after its body and before its commit. */
 type BeforeCommit = () => Promise<void>;
@@ -30,8 +30,8 @@ export class UnitOfWork {
      * written once, before the commit.
      */
     readonly coalescesWorkflowWrites = false,
-    /** PostgreSQL, the runner's transactions: the store's writes are batched (see PostgresWriteBatch). */
-    readonly writeBatch: PostgresWriteBatch | null = null,
+    /** PostgreSQL, the runner's transactions: round trips are saved (see PostgresQueryBatch). */
+    readonly batch: PostgresQueryBatch | null = null,
   ) {}
 
   /** Enqueues after commit, or at once inside `withInlineEnqueue` / with `enqueueAfterCommit: false`. */

@@ -5,6 +5,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../entities/step-execution.entity';
 import { WorkflowEntity } from '../entities/workflow.entity';
 import { ACTIVE_EXECUTION_STATES } from '../common/states';
+import type { PrefetchedRead } from './postgres-query-batch';
+import { hydrateRow, selectById } from './row-reads';
 import type { UnitOfWork } from './unit-of-work';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
@@ -32,6 +34,40 @@ export class WorkflowStore {
       .where('execution.id = :id', { id });
     if (uow.locks) query.setLock('pessimistic_write');
     return query.getOne();
+  }
+
+  /**
+   * `lockWorkflow` then `lockExecution`. On PostgreSQL's hot path both travel in one round trip,
+   * with the transaction's opening and `prefetch` (reads TypeORM will make later in the
+   * transaction, such as a hero load); the execution is still read after the workflow lock is held.
+   */
+  async lockRows(
+    uow: UnitOfWork,
+    workflowId: string,
+    executionId: string,
+    prefetch: readonly PrefetchedRead[] = [],
+  ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null }> {
+    if (!uow.batch) {
+      const workflow = await this.lockWorkflow(uow, workflowId);
+      return { workflow, execution: await this.lockExecution(uow, executionId) };
+    }
+    const { connection } = uow.manager;
+    const workflowMetadata = connection.getMetadata(WorkflowEntity);
+    const executionMetadata = connection.getMetadata(StepExecutionEntity);
+    const literals = uow.batch.sqlLiterals;
+    const [workflows, executions] = await uow.batch.readTogether(
+      [
+        selectById(workflowMetadata, literals, workflowId, true),
+        selectById(executionMetadata, literals, executionId, true),
+      ],
+      prefetch,
+    );
+    const workflowRow = workflows.rows[0];
+    const executionRow = executions.rows[0];
+    return {
+      workflow: workflowRow ? hydrateRow<WorkflowEntity>(connection, workflowMetadata, workflowRow) : null,
+      execution: executionRow ? hydrateRow<StepExecutionEntity>(connection, executionMetadata, executionRow) : null,
+    };
   }
 
   findExecution(manager: EntityManager, id: string): Promise<StepExecutionEntity | null> {
@@ -106,7 +142,7 @@ export class WorkflowStore {
       updatedAt: now,
       ...fields,
     } satisfies Partial<StepExecutionEntity>);
-    if (uow.writeBatch) uow.writeBatch.insert(StepExecutionEntity, execution);
+    if (uow.batch) uow.batch.insert(StepExecutionEntity, execution);
     else await uow.manager.insert(StepExecutionEntity, execution as QueryDeepPartialEntity<StepExecutionEntity>);
     return execution;
   }
@@ -131,7 +167,7 @@ export class WorkflowStore {
     pendingByWorkflow.set(workflow.id, Object.assign(pending, changes, { updatedAt }));
     uow.beforeCommit(`workflow:${workflow.id}`, async () => {
       pendingByWorkflow.delete(workflow.id);
-      if (uow.writeBatch) uow.writeBatch.update(WorkflowEntity, { id: workflow.id }, pending);
+      if (uow.batch) uow.batch.update(WorkflowEntity, { id: workflow.id }, pending);
       else await uow.manager.update(WorkflowEntity, { id: workflow.id }, pending as QueryDeepPartialEntity<WorkflowEntity>);
     });
   }
@@ -142,7 +178,7 @@ export class WorkflowStore {
     changes: ExecutionChanges,
   ): Promise<void> {
     const updatedAt = new Date();
-    if (uow.writeBatch) uow.writeBatch.update(StepExecutionEntity, { id: execution.id }, { ...changes, updatedAt });
+    if (uow.batch) uow.batch.update(StepExecutionEntity, { id: execution.id }, { ...changes, updatedAt });
     else {
       await uow.manager.update(StepExecutionEntity, { id: execution.id }, {
         ...changes,
@@ -159,7 +195,7 @@ export class WorkflowStore {
   async sweepStrayExecutions(uow: UnitOfWork, workflowId: string): Promise<void> {
     const now = new Date();
     const changes = { state: 'canceled', outcome: 'canceled', canceledAt: now, finishedAt: now, updatedAt: now } as const;
-    if (uow.writeBatch) uow.writeBatch.update(StepExecutionEntity, { workflowId, state: ['scheduled', 'waiting'] }, changes);
+    if (uow.batch) uow.batch.update(StepExecutionEntity, { workflowId, state: ['scheduled', 'waiting'] }, changes);
     else await uow.manager.update(StepExecutionEntity, { workflowId, state: In(['scheduled', 'waiting']) }, changes);
   }
 }

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { EntityManager, EntityMetadata, EntityTarget, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import type { PrefetchedRead } from '../persistence/postgres-query-batch';
 
 /** How a hero is stored on a workflow row. */
 export interface HeroIdentity {
@@ -39,6 +40,20 @@ export class HeroResolver {
 
   /** Loads the hero, or null when its row is gone. Unknown `hero_type` throws. */
   async load(manager: EntityManager, heroType: string, heroId: string): Promise<object | null> {
+    return this.query(manager, heroType, heroId).getOne();
+  }
+
+  /**
+   * The SQL and parameters `load` sends for this hero, so a caller can read it ahead together
+   * with other statements (see PostgresQueryBatch); null when `hero_type` names no entity.
+   */
+  loadQuery(manager: EntityManager, heroType: string, heroId: string): PrefetchedRead | null {
+    if (!this.database.dataSource.hasMetadata(heroType)) return null;
+    const [sql, parameters] = this.query(manager, heroType, heroId).getQueryAndParameters();
+    return { sql, parameters };
+  }
+
+  private query(manager: EntityManager, heroType: string, heroId: string): SelectQueryBuilder<ObjectLiteral> {
     const dataSource = this.database.dataSource;
     if (!dataSource.hasMetadata(heroType)) {
       throw new StepConfigurationError(
@@ -49,8 +64,7 @@ export class HeroResolver {
     const primary = metadata.primaryColumns[0];
     return manager
       .createQueryBuilder(metadata.target, 'hero')
-      .where(`hero.${primary.propertyPath} = :heroId`, { heroId })
-      .getOne();
+      .where(`hero.${primary.propertyPath} = :heroId`, { heroId });
   }
 
   private metadataOf(hero: object, definition?: WorkflowDefinition): EntityMetadata {

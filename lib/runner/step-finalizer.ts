@@ -8,6 +8,7 @@ import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { ErrorReportContext } from '../interfaces/module-options.interface';
 import type { StepExecutionState, WorkflowState } from '../interfaces/states.interface';
 import type { TaggedLogger } from '../observability/tagged-logger';
+import type { PrefetchedRead } from '../persistence/postgres-query-batch';
 import type { UnitOfWork } from '../persistence/unit-of-work';
 import { isTransientDatabaseError } from '../persistence/transient-database-error';
 import { WorkflowStore } from '../persistence/workflow.store';
@@ -19,6 +20,7 @@ import {
 } from './exception-decision';
 import { errorColumns, exceptionInfo, terminalTransition } from './execution-transitions';
 import type { FlowControlRequest } from './flow-control';
+import { HeroResolver } from './hero-resolver';
 import type { PreparedStep, StepRun } from './prepared-step.interface';
 import type { StepContextImpl } from './step-context';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
@@ -75,6 +77,7 @@ export class StepFinalizer {
     private readonly scheduler: WorkflowScheduler,
     private readonly rendezvous: SignalRendezvous,
     private readonly preparer: StepPreparer,
+    private readonly heroes: HeroResolver,
   ) {}
 
   async finalize(
@@ -84,8 +87,12 @@ export class StepFinalizer {
     chain: StepChain | null = null,
   ): Promise<FinalizeOutcome> {
     const none: FinalizeOutcome = { raise: null, report: null };
-    const workflow = await this.store.lockWorkflow(uow, prepared.workflow.id);
-    const execution = await this.store.lockExecution(uow, prepared.execution.id);
+    const { workflow, execution } = await this.store.lockRows(
+      uow,
+      prepared.workflow.id,
+      prepared.execution.id,
+      this.heroReadAhead(uow, prepared, chain),
+    );
     if (!workflow || !execution || execution.state !== 'in_progress') {
       prepared.logger.warn(
         `Execution is no longer in progress (${execution?.state ?? 'deleted'}); not finalizing`,
@@ -145,6 +152,17 @@ export class StepFinalizer {
       states: { workflowState: workflow.state, stepState: execution.state },
       chained: rows.chained,
     };
+  }
+
+  /**
+   * A chained next step loads the hero in this transaction: read it ahead with the row locks,
+   * where a batch can carry it in the same round trip.
+   */
+  private heroReadAhead(uow: UnitOfWork, prepared: PreparedStep, chain: StepChain | null): PrefetchedRead[] {
+    const { heroType, heroId } = prepared.workflow;
+    if (!chain || !uow.batch || !heroType || !heroId) return [];
+    const read = this.heroes.loadQuery(uow.manager, heroType, heroId);
+    return read ? [read] : [];
   }
 
   /**

@@ -72,8 +72,7 @@ export class StepPreparer {
 
   /** Locks the workflow and execution rows, then `prepareLocked`; `missing` when either row is not there. */
   async prepare(uow: UnitOfWork, workflowId: string, executionId: string): Promise<Preparation | { kind: 'missing' }> {
-    const workflow = await this.store.lockWorkflow(uow, workflowId);
-    const execution = await this.store.lockExecution(uow, executionId);
+    const { workflow, execution } = await this.store.lockRows(uow, workflowId, executionId);
     if (!workflow || !execution || execution.workflowId !== workflow.id) return { kind: 'missing' };
     return this.prepareLocked(uow, workflow, execution);
   }

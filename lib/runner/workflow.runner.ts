@@ -181,8 +181,7 @@ export class WorkflowRunner {
   ): Promise<FinalizeOutcome> {
     return this.database.transaction(
       async (uow) => {
-        const workflow = await this.store.lockWorkflow(uow, workflowId);
-        const execution = await this.store.lockExecution(uow, executionId);
+        const { workflow, execution } = await this.store.lockRows(uow, workflowId, executionId);
         const definition = workflow && this.registry.findByName(workflow.type);
         if (!workflow || !execution || !definition || execution.state !== 'scheduled') {
           return { raise: error, report: null };

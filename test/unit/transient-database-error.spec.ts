@@ -19,6 +19,7 @@ describe('isTransientDatabaseError', () => {
     ['PostgreSQL connection failure class 08', queryFailed({ code: '08006' })],
     ['PostgreSQL serialization failure', queryFailed({ code: '40001' })],
     ['PostgreSQL deadlock', queryFailed({ code: '40P01' })],
+    ['PostgreSQL prepared statement gone (DEALLOCATE)', queryFailed({ code: '26000' })],
     ['MariaDB deadlock', queryFailed({ code: 'ER_LOCK_DEADLOCK' })],
     ['a reset socket', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })],
     ['node-postgres losing its connection', new Error('Connection terminated unexpectedly')],

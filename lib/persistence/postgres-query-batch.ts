@@ -1,0 +1,273 @@
+import {
+  QueryFailedError,
+  QueryResult,
+  type DataSource,
+  type EntityMetadata,
+  type EntityTarget,
+  type ObjectLiteral,
+  type QueryRunner,
+} from 'typeorm';
+import { PostgresLiterals } from './postgres-literals';
+import type { LiteralStatement, PostgresPreparedStatements } from './postgres-prepared-statements';
+
+/** What a criterion matches: one value, or any of a list (`IN`). */
+type Criterion = unknown;
+
+/** One statement's result as node-postgres reports it. */
+export interface PgResult {
+  command: string;
+  rowCount: number | null;
+  rows: Array<Record<string, unknown>>;
+}
+
+/** The node-postgres client a PostgreSQL query runner holds. */
+interface PgClient {
+  query(sql: string): Promise<PgResult | PgResult[]>;
+}
+
+/** A read TypeORM will make later in the transaction (see `readTogether`). */
+export interface PrefetchedRead {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+/** A write held back: an INSERT keeps its row, so later changes to that row can join it. */
+type PendingWrite =
+  | { kind: 'insert'; metadata: EntityMetadata; row: Record<string, unknown> }
+  | {
+      kind: 'update';
+      metadata: EntityMetadata;
+      criteria: Record<string, Criterion>;
+      changes: Record<string, unknown>;
+    };
+
+type QueryFunction = (query: string, parameters?: unknown[], structured?: boolean) => Promise<unknown>;
+
+/**
+ * PostgreSQL round-trip saver for the runner's transactions, where every round trip costs far more
+ * than the statement itself. It takes over the transaction's query runner and:
+ * - holds back START TRANSACTION (and SET TRANSACTION) until the first statement that needs the
+ *   database, and sends them with it; a transaction that never needed the database sends nothing;
+ * - holds back the store's writes (`update`, `insert`) and sends them together, just before the
+ *   next read on the connection (reads always see the transaction's own writes) or with the
+ *   COMMIT; a change to a row inserted earlier in the batch joins its INSERT;
+ * - sends several reads in one message (`readTogether`), and keeps the results of reads TypeORM
+ *   will make later in the transaction, answering them without a round trip.
+ * Statements travel in one simple-query message, values as escaped literals (PostgresLiterals),
+ * as prepared statements where enabled (PostgresPreparedStatements). A failed message fails the
+ * transaction, which rolls back as usual; a rollback drops what is still pending. The messages
+ * are logged through the DataSource's logger like any query, but are not broadcast to
+ * subscribers' `beforeQuery`/`afterQuery`.
+ */
+export class PostgresQueryBatch {
+  private readonly literals: PostgresLiterals;
+  /** Transaction control held back until the first statement. */
+  private readonly opening: string[] = [];
+  private readonly writes: PendingWrite[] = [];
+  private readonly prefetched = new Map<string, PgResult>();
+  private queryRunner: QueryRunner | null = null;
+  private send: QueryFunction | null = null;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    /** The library's table names, as they appear in SQL text. */
+    private readonly ownTables: readonly string[],
+    private readonly preparedStatements: PostgresPreparedStatements,
+  ) {
+    this.literals = new PostgresLiterals(dataSource);
+  }
+
+  /** Routes every query of `queryRunner` through the batch; call before its transaction starts. */
+  attach(queryRunner: QueryRunner): void {
+    const original = queryRunner.query.bind(queryRunner) as QueryFunction;
+    this.queryRunner = queryRunner;
+    this.send = (query, parameters, structured) =>
+      structured ? original(query, parameters, true) : original(query, parameters);
+    queryRunner.query = this.intercept.bind(this) as QueryRunner['query'];
+  }
+
+  get sqlLiterals(): PostgresLiterals {
+    return this.literals;
+  }
+
+  /**
+   * Sends what is pending and `reads` in one message; resolves the results of `reads`. The
+   * results of `prefetch` are kept for when TypeORM sends those exact queries (a prefetch that
+   * could see the transaction's own writes, or whose values have no literal form, is left out).
+   */
+  async readTogether(
+    reads: readonly LiteralStatement[],
+    prefetch: readonly PrefetchedRead[] = [],
+  ): Promise<PgResult[]> {
+    const kept: Array<[string, LiteralStatement]> = [];
+    for (const read of prefetch) {
+      const statement = this.cannotSeePending(read.sql)
+        ? this.literals.statementOf(read.sql, read.parameters)
+        : null;
+      if (statement) kept.push([prefetchKey(read.sql, read.parameters), statement]);
+    }
+    const ownResults = await this.flush([...reads, ...kept.map(([, statement]) => statement)]);
+    kept.forEach(([key], index) => this.prefetched.set(key, ownResults[reads.length + index]));
+    return ownResults.slice(0, reads.length);
+  }
+
+  /** `UPDATE … SET changes WHERE criteria` (changes and criteria by property name). */
+  update<E extends ObjectLiteral>(
+    target: EntityTarget<E>,
+    criteria: Record<string, Criterion>,
+    changes: Partial<E>,
+  ): void {
+    const metadata = this.dataSource.getMetadata(target);
+    const written = Object.fromEntries(
+      Object.entries(changes).filter(
+        ([property, value]) => value !== undefined && this.literals.column(metadata, property).isUpdate,
+      ),
+    );
+    if (Object.keys(written).length === 0) return;
+    const inserted = this.pendingInsertOf(metadata, criteria);
+    if (inserted) Object.assign(inserted.row, written);
+    else this.writes.push({ kind: 'update', metadata, criteria, changes: written });
+  }
+
+  /** `INSERT` of one row, with the columns TypeORM would insert. */
+  insert<E extends ObjectLiteral>(target: EntityTarget<E>, row: E): void {
+    this.writes.push({ kind: 'insert', metadata: this.dataSource.getMetadata(target), row: { ...row } });
+  }
+
+  /**
+   * The pending INSERT an update by primary key can join: only when no later pending write to
+   * the table could have touched that row (an update of another single row cannot).
+   */
+  private pendingInsertOf(
+    metadata: EntityMetadata,
+    criteria: Record<string, Criterion>,
+  ): Extract<PendingWrite, { kind: 'insert' }> | null {
+    const primary = metadata.primaryColumns[0].propertyName;
+    const keys = Object.keys(criteria);
+    const id = criteria[primary];
+    if (keys.length !== 1 || keys[0] !== primary || typeof id !== 'string') return null;
+    for (let index = this.writes.length - 1; index >= 0; index--) {
+      const write = this.writes[index];
+      if (write.metadata !== metadata) continue;
+      if (write.kind === 'insert') {
+        if (write.row[primary] === id) return write;
+        continue;
+      }
+      const writeKeys = Object.keys(write.criteria);
+      const singleOtherRow =
+        writeKeys.length === 1 && writeKeys[0] === primary && write.criteria[primary] !== id;
+      if (!singleOtherRow) return null;
+    }
+    return null;
+  }
+
+  private async intercept(query: string, parameters?: unknown[], structured?: boolean): Promise<unknown> {
+    if (query.startsWith('START TRANSACTION') || (this.opening.length > 0 && query.startsWith('SET TRANSACTION'))) {
+      this.opening.push(query);
+      return structured ? new QueryResult() : undefined;
+    }
+    if (this.prefetched.size > 0) {
+      const key = prefetchKey(query, parameters ?? []);
+      const answered = this.prefetched.get(key);
+      if (answered) {
+        this.prefetched.delete(key);
+        return asTypeormResult(answered, structured);
+      }
+    }
+    if (query === 'COMMIT') {
+      // Nothing was sent yet: there is no transaction on the server, nothing to commit.
+      if (this.opening.length > 0 && this.writes.length === 0) return this.forgetOpening(structured);
+      if (this.writes.length > 0) {
+        await this.flush([], 'COMMIT');
+        return structured ? new QueryResult() : undefined;
+      }
+    } else if (query.startsWith('ROLLBACK')) {
+      this.writes.length = 0;
+      this.prefetched.clear();
+      if (this.opening.length > 0) return this.forgetOpening(structured);
+    } else if (this.opening.length > 0 || (this.writes.length > 0 && !this.cannotSeePending(query))) {
+      await this.flush([]);
+    }
+    return this.send!(query, parameters, structured);
+  }
+
+  private forgetOpening(structured: boolean | undefined): unknown {
+    this.opening.length = 0;
+    return structured ? new QueryResult() : undefined;
+  }
+
+  /**
+   * A plain SELECT naming none of the library's tables (a hero load) cannot observe the pending
+   * writes, so it need not wait for them.
+   */
+  private cannotSeePending(query: string): boolean {
+    return /^\s*SELECT\b/i.test(query) && !this.ownTables.some((table) => query.includes(table));
+  }
+
+  /**
+   * One simple-query message: the held-back opening and writes, then `statements`, then
+   * `closing`. Resolves the results of `statements`.
+   */
+  private async flush(statements: readonly LiteralStatement[], closing?: 'COMMIT'): Promise<PgResult[]> {
+    const runner = this.queryRunner!;
+    const client = (await runner.connect()) as PgClient;
+    const writes = this.writes.splice(0).map((write) => this.statementOf(write));
+    const rendered = this.preparedStatements.render(client, [...writes, ...statements]);
+    const opening = this.opening.splice(0);
+    const sql = [...opening, ...rendered.sql, ...(closing ? [closing] : [])].join(';\n');
+    this.dataSource.logger.logQuery(sql, [], runner);
+    try {
+      const sent = await client.query(sql);
+      rendered.succeeded();
+      const results = Array.isArray(sent) ? sent : [sent];
+      return rendered.positions.slice(writes.length).map((position) => results[opening.length + position]);
+    } catch (error) {
+      rendered.failed();
+      this.dataSource.logger.logQueryError(error as Error, sql, [], runner);
+      throw new QueryFailedError(sql, [], error as Error);
+    }
+  }
+
+  private statementOf(write: PendingWrite): LiteralStatement {
+    const { metadata } = write;
+    const values: string[] = [];
+    const placeholder = (property: string, value: unknown) => {
+      values.push(this.literals.property(metadata, property, value));
+      return `$${values.length}`;
+    };
+    if (write.kind === 'insert') {
+      const columns = metadata.columns.filter(
+        (column) => column.isInsert && write.row[column.propertyName] !== undefined,
+      );
+      const names = columns.map((column) => this.literals.identifier(column.databaseName));
+      const slots = columns.map((column) => placeholder(column.propertyName, write.row[column.propertyName]));
+      return {
+        template: `INSERT INTO ${this.literals.table(metadata)} (${names.join(', ')}) VALUES (${slots.join(', ')})`,
+        values,
+      };
+    }
+    const assignments = Object.entries(write.changes).map(([property, value]) => `${this.literals.columnName(metadata, property)} = ${placeholder(property, value)}`);
+    const conditions = Object.entries(write.criteria).map(([property, value]) =>
+      Array.isArray(value)
+        ? `${this.literals.columnName(metadata, property)} IN (${value.map((item) => placeholder(property, item)).join(', ')})`
+        : `${this.literals.columnName(metadata, property)} = ${placeholder(property, value)}`,
+    );
+    return {
+      template: `UPDATE ${this.literals.table(metadata)} SET ${assignments.join(', ')} WHERE ${conditions.join(' AND ')}`,
+      values,
+    };
+  }
+}
+
+function prefetchKey(sql: string, parameters: readonly unknown[]): string {
+  return `${sql}\u0000${JSON.stringify(parameters)}`;
+}
+
+/** A result in the shape PostgresQueryRunner.query gives TypeORM. */
+function asTypeormResult(raw: PgResult, structured: boolean | undefined): unknown {
+  const result = new QueryResult();
+  result.records = raw.rows;
+  result.affected = raw.rowCount ?? undefined;
+  result.raw = raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows;
+  return structured ? result : result.raw;
+}
