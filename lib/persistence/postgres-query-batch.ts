@@ -25,12 +25,6 @@ interface PgClient {
   query(sql: string): Promise<PgResult | PgResult[]>;
 }
 
-/** A read TypeORM will make later in the transaction (see `readTogether`). */
-export interface PrefetchedRead {
-  sql: string;
-  parameters: readonly unknown[];
-}
-
 /** A write held back: an INSERT keeps its row, so later changes to that row can join it. */
 type PendingWrite =
   | { kind: 'insert'; metadata: EntityMetadata; row: Record<string, unknown> }
@@ -51,8 +45,7 @@ type QueryFunction = (query: string, parameters?: unknown[], structured?: boolea
  * - holds back the store's writes (`update`, `insert`) and sends them together, just before the
  *   next read on the connection (reads always see the transaction's own writes) or with the
  *   COMMIT; a change to a row inserted earlier in the batch joins its INSERT;
- * - sends several reads in one message (`readTogether`), and keeps the results of reads TypeORM
- *   will make later in the transaction, answering them without a round trip.
+ * - sends several reads in one message (`readTogether`).
  * Statements travel in one simple-query message, values as escaped literals (PostgresLiterals),
  * as prepared statements where enabled (PostgresPreparedStatements). A failed message fails the
  * transaction, which rolls back as usual; a rollback drops what is still pending. The messages
@@ -64,7 +57,6 @@ export class PostgresQueryBatch {
   /** Transaction control held back until the first statement. */
   private readonly opening: string[] = [];
   private readonly writes: PendingWrite[] = [];
-  private readonly prefetched = new Map<string, PgResult>();
   private queryRunner: QueryRunner | null = null;
   private send: QueryFunction | null = null;
 
@@ -90,25 +82,9 @@ export class PostgresQueryBatch {
     return this.literals;
   }
 
-  /**
-   * Sends what is pending and `reads` in one message; resolves the results of `reads`. The
-   * results of `prefetch` are kept for when TypeORM sends those exact queries (a prefetch that
-   * could see the transaction's own writes, or whose values have no literal form, is left out).
-   */
-  async readTogether(
-    reads: readonly LiteralStatement[],
-    prefetch: readonly PrefetchedRead[] = [],
-  ): Promise<PgResult[]> {
-    const kept: Array<[string, LiteralStatement]> = [];
-    for (const read of prefetch) {
-      const statement = this.cannotSeePending(read.sql)
-        ? this.literals.statementOf(read.sql, read.parameters)
-        : null;
-      if (statement) kept.push([prefetchKey(read.sql, read.parameters), statement]);
-    }
-    const ownResults = await this.flush([...reads, ...kept.map(([, statement]) => statement)]);
-    kept.forEach(([key], index) => this.prefetched.set(key, ownResults[reads.length + index]));
-    return ownResults.slice(0, reads.length);
+  /** Sends what is pending and `reads` in one message; resolves the results of `reads`. */
+  readTogether(reads: readonly LiteralStatement[]): Promise<PgResult[]> {
+    return this.flush(reads);
   }
 
   /** `UPDATE … SET changes WHERE criteria` (changes and criteria by property name). */
@@ -166,14 +142,6 @@ export class PostgresQueryBatch {
       this.opening.push(query);
       return structured ? new QueryResult() : undefined;
     }
-    if (this.prefetched.size > 0) {
-      const key = prefetchKey(query, parameters ?? []);
-      const answered = this.prefetched.get(key);
-      if (answered) {
-        this.prefetched.delete(key);
-        return asTypeormResult(answered, structured);
-      }
-    }
     if (query === 'COMMIT') {
       // Nothing was sent yet: there is no transaction on the server, nothing to commit.
       if (this.opening.length > 0 && this.writes.length === 0) return this.forgetOpening(structured);
@@ -183,7 +151,6 @@ export class PostgresQueryBatch {
       }
     } else if (query.startsWith('ROLLBACK')) {
       this.writes.length = 0;
-      this.prefetched.clear();
       if (this.opening.length > 0) return this.forgetOpening(structured);
     } else if (this.opening.length > 0 || (this.writes.length > 0 && !this.cannotSeePending(query))) {
       await this.flush([]);
@@ -257,17 +224,4 @@ export class PostgresQueryBatch {
       values,
     };
   }
-}
-
-function prefetchKey(sql: string, parameters: readonly unknown[]): string {
-  return `${sql}\u0000${JSON.stringify(parameters)}`;
-}
-
-/** A result in the shape PostgresQueryRunner.query gives TypeORM. */
-function asTypeormResult(raw: PgResult, structured: boolean | undefined): unknown {
-  const result = new QueryResult();
-  result.records = raw.rows;
-  result.affected = raw.rowCount ?? undefined;
-  result.raw = raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows;
-  return structured ? result : result.raw;
 }

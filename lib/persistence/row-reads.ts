@@ -1,4 +1,5 @@
-import type { DataSource, EntityMetadata, ObjectLiteral } from 'typeorm';
+import type { DataSource, EntityMetadata, ObjectLiteral, QueryRunner } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import type { PostgresLiterals } from './postgres-literals';
 import type { LiteralStatement } from './postgres-prepared-statements';
 
@@ -24,14 +25,19 @@ export function selectById(
   };
 }
 
-/** An entity from a row selected by `selectById`, each value hydrated as TypeORM does. */
+/**
+ * An entity from a selected row, each value hydrated as TypeORM's result transformer does
+ * (`columns`: the ones selected, by default every column).
+ */
 export function hydrateRow<E extends ObjectLiteral>(
   dataSource: DataSource,
   metadata: EntityMetadata,
   row: Record<string, unknown>,
+  columns: readonly ColumnMetadata[] = metadata.columns,
+  queryRunner?: QueryRunner,
 ): E {
-  const entity = metadata.create(undefined, { fromDeserializer: true }) as E;
-  for (const column of metadata.columns) {
+  const entity = metadata.create(queryRunner, { fromDeserializer: true }) as E;
+  for (const column of columns) {
     const value = row[column.databaseName];
     if (value === undefined) continue;
     column.setEntityValue(entity, dataSource.driver.prepareHydratedValue(value, column));

@@ -11,6 +11,8 @@ type BeforeCommit = () => Promise<void>;
  */
 export class UnitOfWork {
   readonly deferredJobs: StepJob[] = [];
+  /** Heroes read ahead in this transaction, by type and id, for the next load (HeroResolver). */
+  readonly preloadedHeroes = new Map<string, object | null>();
   private readonly beforeCommitWork = new Map<string, BeforeCommit>();
 
   constructor(

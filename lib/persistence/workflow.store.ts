@@ -5,7 +5,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../entities/step-execution.entity';
 import { WorkflowEntity } from '../entities/workflow.entity';
 import { ACTIVE_EXECUTION_STATES } from '../common/states';
-import type { PrefetchedRead } from './postgres-query-batch';
+import type { LiteralStatement } from './postgres-prepared-statements';
+import type { PgResult } from './postgres-query-batch';
 import { hydrateRow, selectById } from './row-reads';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -37,36 +38,35 @@ export class WorkflowStore {
   }
 
   /**
-   * `lockWorkflow` then `lockExecution`. On PostgreSQL's hot path both travel in one round trip,
-   * with the transaction's opening and `prefetch` (reads TypeORM will make later in the
-   * transaction, such as a hero load); the execution is still read after the workflow lock is held.
+   * `lockWorkflow` then `lockExecution`. On PostgreSQL's batched hot path both travel in one round
+   * trip with the transaction's opening and `alongside` (other reads, such as a hero's), whose
+   * results come back in `alongside`; the execution is still read after the workflow lock is held.
    */
   async lockRows(
     uow: UnitOfWork,
     workflowId: string,
     executionId: string,
-    prefetch: readonly PrefetchedRead[] = [],
-  ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null }> {
+    alongside: readonly LiteralStatement[] = [],
+  ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null; alongside: PgResult[] }> {
     if (!uow.batch) {
       const workflow = await this.lockWorkflow(uow, workflowId);
-      return { workflow, execution: await this.lockExecution(uow, executionId) };
+      return { workflow, execution: await this.lockExecution(uow, executionId), alongside: [] };
     }
     const { connection } = uow.manager;
     const workflowMetadata = connection.getMetadata(WorkflowEntity);
     const executionMetadata = connection.getMetadata(StepExecutionEntity);
     const literals = uow.batch.sqlLiterals;
-    const [workflows, executions] = await uow.batch.readTogether(
-      [
-        selectById(workflowMetadata, literals, workflowId, true),
-        selectById(executionMetadata, literals, executionId, true),
-      ],
-      prefetch,
-    );
+    const [workflows, executions, ...others] = await uow.batch.readTogether([
+      selectById(workflowMetadata, literals, workflowId, true),
+      selectById(executionMetadata, literals, executionId, true),
+      ...alongside,
+    ]);
     const workflowRow = workflows.rows[0];
     const executionRow = executions.rows[0];
     return {
       workflow: workflowRow ? hydrateRow<WorkflowEntity>(connection, workflowMetadata, workflowRow) : null,
       execution: executionRow ? hydrateRow<StepExecutionEntity>(connection, executionMetadata, executionRow) : null,
+      alongside: others,
     };
   }
 

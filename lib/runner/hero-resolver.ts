@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager, EntityMetadata, EntityTarget, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import type { EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import type { PrefetchedRead } from '../persistence/postgres-query-batch';
+import type { LiteralStatement } from '../persistence/postgres-prepared-statements';
+import type { PgResult } from '../persistence/postgres-query-batch';
+import { hydrateRow } from '../persistence/row-reads';
+import type { UnitOfWork } from '../persistence/unit-of-work';
 
 /** How a hero is stored on a workflow row. */
 export interface HeroIdentity {
@@ -38,33 +41,74 @@ export class HeroResolver {
     );
   }
 
-  /** Loads the hero, or null when its row is gone. Unknown `hero_type` throws. */
-  async load(manager: EntityManager, heroType: string, heroId: string): Promise<object | null> {
-    return this.query(manager, heroType, heroId).getOne();
+  /**
+   * Loads the hero, or null when its row is gone; a hero this unit of work read ahead
+   * (`readAhead`) is not read again. Unknown `hero_type` throws.
+   */
+  async load(uow: UnitOfWork, heroType: string, heroId: string): Promise<object | null> {
+    const key = preloadKey(heroType, heroId);
+    if (uow.preloadedHeroes.has(key)) {
+      const hero = uow.preloadedHeroes.get(key)!;
+      uow.preloadedHeroes.delete(key);
+      return hero;
+    }
+    const metadata = this.metadataNamed(heroType);
+    const primary = metadata.primaryColumns[0];
+    return uow.manager
+      .createQueryBuilder(metadata.target, 'hero')
+      .where(`hero.${primary.propertyPath} = :heroId`, { heroId })
+      .getOne();
   }
 
   /**
-   * The SQL and parameters `load` sends for this hero, so a caller can read it ahead together
-   * with other statements (see PostgresQueryBatch); null when `hero_type` names no entity.
+   * The hero's read as a statement to send together with others in one message (PostgreSQL's
+   * batched transactions), and `keep`, which hydrates its result as TypeORM's `getOne()` would
+   * (after-load listeners and subscribers included) for the next `load` in this unit of work.
+   * Null where TypeORM must load the hero itself: no batch, an unknown `hero_type`, or an entity
+   * `getOne()` does more for (relation ids or counts, inheritance, embeddeds, virtual columns).
    */
-  loadQuery(manager: EntityManager, heroType: string, heroId: string): PrefetchedRead | null {
-    if (!this.database.dataSource.hasMetadata(heroType)) return null;
-    const [sql, parameters] = this.query(manager, heroType, heroId).getQueryAndParameters();
-    return { sql, parameters };
+  readAhead(
+    uow: UnitOfWork,
+    heroType: string,
+    heroId: string,
+  ): { statement: LiteralStatement; keep(result: PgResult): Promise<void> } | null {
+    const dataSource = this.database.dataSource;
+    if (!uow.batch || !dataSource.hasMetadata(heroType)) return null;
+    const metadata = dataSource.getMetadata(heroType);
+    if (!isPlainEntity(metadata)) return null;
+    const literals = uow.batch.sqlLiterals;
+    const primary = metadata.primaryColumns[0];
+    const columns = metadata.columns.filter((column) => column.isSelect && !column.isVirtual);
+    const notDeleted = metadata.deleteDateColumn
+      ? ` AND ${literals.identifier(metadata.deleteDateColumn.databaseName)} IS NULL`
+      : '';
+    const statement: LiteralStatement = {
+      template:
+        `SELECT ${columns.map((column) => literals.identifier(column.databaseName)).join(', ')} ` +
+        `FROM ${literals.table(metadata)} WHERE ${literals.identifier(primary.databaseName)} = $1${notDeleted}`,
+      values: [literals.property(metadata, primary.propertyName, heroId)],
+    };
+    const keep = async (result: PgResult) => {
+      const row = result.rows[0];
+      let hero: object | null = null;
+      if (row) {
+        const queryRunner = uow.manager.queryRunner!;
+        hero = hydrateRow(dataSource, metadata, row, columns, queryRunner);
+        await queryRunner.broadcaster.broadcast('Load', metadata, [hero]);
+      }
+      uow.preloadedHeroes.set(preloadKey(heroType, heroId), hero);
+    };
+    return { statement, keep };
   }
 
-  private query(manager: EntityManager, heroType: string, heroId: string): SelectQueryBuilder<ObjectLiteral> {
+  private metadataNamed(heroType: string): EntityMetadata {
     const dataSource = this.database.dataSource;
     if (!dataSource.hasMetadata(heroType)) {
       throw new StepConfigurationError(
         `hero_type '${heroType}' names no entity registered in the data source. Register the entity, or cancel the workflows of that hero type.`,
       );
     }
-    const metadata = dataSource.getMetadata(heroType);
-    const primary = metadata.primaryColumns[0];
-    return manager
-      .createQueryBuilder(metadata.target, 'hero')
-      .where(`hero.${primary.propertyPath} = :heroId`, { heroId });
+    return dataSource.getMetadata(heroType);
   }
 
   private metadataOf(hero: object, definition?: WorkflowDefinition): EntityMetadata {
@@ -77,4 +121,22 @@ export class HeroResolver {
       'Cannot tell the hero\'s entity: pass an instance of a TypeORM entity class registered in the data source, or declare @Workflow({ hero: () => Entity }).',
     );
   }
+}
+
+function preloadKey(heroType: string, heroId: string): string {
+  return `${heroType}\u0000${heroId}`;
+}
+
+/** An entity `getOne()` only selects and hydrates: one table, its own plain columns. */
+function isPlainEntity(metadata: EntityMetadata): boolean {
+  return (
+    metadata.tableType === 'regular' &&
+    metadata.primaryColumns.length === 1 &&
+    metadata.relationIds.length === 0 &&
+    metadata.relationCounts.length === 0 &&
+    metadata.embeddeds.length === 0 &&
+    metadata.childEntityMetadatas.length === 0 &&
+    !metadata.discriminatorColumn &&
+    !metadata.columns.some((column) => column.isVirtualProperty)
+  );
 }

@@ -8,7 +8,6 @@ import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { ErrorReportContext } from '../interfaces/module-options.interface';
 import type { StepExecutionState, WorkflowState } from '../interfaces/states.interface';
 import type { TaggedLogger } from '../observability/tagged-logger';
-import type { PrefetchedRead } from '../persistence/postgres-query-batch';
 import type { UnitOfWork } from '../persistence/unit-of-work';
 import { isTransientDatabaseError } from '../persistence/transient-database-error';
 import { WorkflowStore } from '../persistence/workflow.store';
@@ -87,12 +86,14 @@ export class StepFinalizer {
     chain: StepChain | null = null,
   ): Promise<FinalizeOutcome> {
     const none: FinalizeOutcome = { raise: null, report: null };
-    const { workflow, execution } = await this.store.lockRows(
+    const heroRead = this.heroReadAhead(uow, prepared, chain);
+    const { workflow, execution, alongside } = await this.store.lockRows(
       uow,
       prepared.workflow.id,
       prepared.execution.id,
-      this.heroReadAhead(uow, prepared, chain),
+      heroRead ? [heroRead.statement] : [],
     );
+    if (heroRead) await heroRead.keep(alongside[0]);
     if (!workflow || !execution || execution.state !== 'in_progress') {
       prepared.logger.warn(
         `Execution is no longer in progress (${execution?.state ?? 'deleted'}); not finalizing`,
@@ -155,14 +156,12 @@ export class StepFinalizer {
   }
 
   /**
-   * A chained next step loads the hero in this transaction: read it ahead with the row locks,
-   * where a batch can carry it in the same round trip.
+   * A chained next step loads the hero in this transaction: read it with the row locks, in the
+   * same round trip, where the unit of work can.
    */
-  private heroReadAhead(uow: UnitOfWork, prepared: PreparedStep, chain: StepChain | null): PrefetchedRead[] {
+  private heroReadAhead(uow: UnitOfWork, prepared: PreparedStep, chain: StepChain | null) {
     const { heroType, heroId } = prepared.workflow;
-    if (!chain || !uow.batch || !heroType || !heroId) return [];
-    const read = this.heroes.loadQuery(uow.manager, heroType, heroId);
-    return read ? [read] : [];
+    return chain && heroType && heroId ? this.heroes.readAhead(uow, heroType, heroId) : null;
   }
 
   /**

@@ -177,7 +177,7 @@ export class StepPreparer {
 
   private async loadHero(uow: UnitOfWork, workflow: WorkflowEntity): Promise<object | null> {
     if (!workflow.heroType || !workflow.heroId) return null;
-    return this.heroes.load(uow.manager, workflow.heroType, workflow.heroId);
+    return this.heroes.load(uow, workflow.heroType, workflow.heroId);
   }
 
   /** Runs cancel conditions then `skipIf`; a throw becomes a `PreconditionFailure`. */

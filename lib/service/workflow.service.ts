@@ -418,7 +418,7 @@ export class WorkflowService {
 
   private async loadHero(uow: UnitOfWork, workflow: WorkflowEntity): Promise<object | null> {
     if (!workflow.heroType || !workflow.heroId) return null;
-    return this.heroes.load(uow.manager, workflow.heroType, workflow.heroId);
+    return this.heroes.load(uow, workflow.heroType, workflow.heroId);
   }
 
   private async load(workflow: WorkflowLike, method: string): Promise<WorkflowEntity> {

@@ -61,7 +61,7 @@ export class SignalSender {
       if (!definition) return signal;
       const hero =
         workflow.heroType && workflow.heroId
-          ? await this.heroes.load(uow.manager, workflow.heroType, workflow.heroId)
+          ? await this.heroes.load(uow, workflow.heroType, workflow.heroId)
           : null;
       await this.rendezvous.wakeMatching(uow, workflow, definition, signal, { workflow, hero });
       return signal;
