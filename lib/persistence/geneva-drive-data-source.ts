@@ -13,8 +13,10 @@ import { AfterCommitSubscriber } from '../queue/after-commit.subscriber';
 import { JobDispatcher } from '../queue/job-dispatcher';
 import { AsyncMutex, sqliteMutexFor } from './async-mutex';
 import { adaptMysqlJsonColumns } from './mysql-json-columns';
+import { PostgresLiterals } from './postgres-literals';
 import { PostgresPreparedStatements } from './postgres-prepared-statements';
 import { PostgresQueryBatch } from './postgres-query-batch';
+import { PostgresWriteStatements } from './postgres-write-statements';
 import { applyColumnVisibility, detectSchemaFeatures, type SchemaFeatures } from './schema-features';
 import { databaseFamily, hasUtcTimezone, type DatabaseFamily } from './sql-dialect';
 import { UnitOfWork } from './unit-of-work';
@@ -43,16 +45,19 @@ export class GenevaDriveDataSource implements OnModuleInit {
   private sqliteMutex = new AsyncMutex();
   private schemaFeatures: SchemaFeatures = { resumable: true, signals: true };
   private readCommittedByDefault = false;
-  private ownTables: string[] = [];
-  private readonly preparedStatements: PostgresPreparedStatements;
+  /** PostgreSQL's batched transactions: the shared parts (see PostgresQueryBatch). */
+  private batching: {
+    ownTables: string[];
+    literals: PostgresLiterals;
+    writeStatements: PostgresWriteStatements;
+    preparedStatements: PostgresPreparedStatements;
+  } | null = null;
 
   constructor(
     private readonly moduleRef: ModuleRef,
     private readonly dispatcher: JobDispatcher,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
-  ) {
-    this.preparedStatements = new PostgresPreparedStatements(options.preparedStatements);
-  }
+  ) {}
 
   async onModuleInit(): Promise<void> {
     const token = getDataSourceToken(this.options.dataSource);
@@ -83,9 +88,17 @@ export class GenevaDriveDataSource implements OnModuleInit {
     }
     dataSource.subscribers.push(new AfterCommitSubscriber(this.dispatcher));
     this.source = dataSource;
-    this.ownTables = [WorkflowEntity, StepExecutionEntity, SignalEntity].map(
-      (entity) => dataSource.getMetadata(entity).tableName,
-    );
+    if (this.familyName === 'postgres') {
+      const literals = new PostgresLiterals(dataSource);
+      this.batching = {
+        ownTables: [WorkflowEntity, StepExecutionEntity, SignalEntity].map(
+          (entity) => dataSource.getMetadata(entity).tableName,
+        ),
+        literals,
+        writeStatements: new PostgresWriteStatements(literals),
+        preparedStatements: new PostgresPreparedStatements(this.options.preparedStatements),
+      };
+    }
     this.readCommittedByDefault = await this.detectReadCommittedDefault(dataSource);
     await this.refreshSchemaFeatures();
   }
@@ -144,7 +157,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
       this.dispatcher.deferToCaller(callerRunner, uow.deferredJobs);
       return result;
     }
-    if (options.hotPath && this.familyName === 'postgres') return this.batchedTransaction(work, options);
+    if (options.hotPath && this.batching) return this.batchedTransaction(work, options);
     let uow!: UnitOfWork;
     const body = (manager: EntityManager) => this.runWork((uow = this.newUnitOfWork(manager, options)), work);
     const result =
@@ -166,7 +179,8 @@ export class GenevaDriveDataSource implements OnModuleInit {
    */
   private async batchedTransaction<T>(work: (uow: UnitOfWork) => Promise<T>, options: TransactionOptions): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
-    const batch = new PostgresQueryBatch(this.dataSource, this.ownTables, this.preparedStatements);
+    const { ownTables, literals, writeStatements, preparedStatements } = this.batching!;
+    const batch = new PostgresQueryBatch(this.dataSource, ownTables, literals, writeStatements, preparedStatements);
     batch.attach(runner);
     let result: T;
     let uow: UnitOfWork;

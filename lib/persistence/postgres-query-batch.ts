@@ -7,11 +7,9 @@ import {
   type ObjectLiteral,
   type QueryRunner,
 } from 'typeorm';
-import { PostgresLiterals } from './postgres-literals';
+import type { PostgresLiterals } from './postgres-literals';
 import type { LiteralStatement, PostgresPreparedStatements } from './postgres-prepared-statements';
-
-/** What a criterion matches: one value, or any of a list (`IN`). */
-type Criterion = unknown;
+import type { Criterion, PostgresWriteStatements } from './postgres-write-statements';
 
 /** One statement's result as node-postgres reports it. */
 export interface PgResult {
@@ -53,7 +51,6 @@ type QueryFunction = (query: string, parameters?: unknown[], structured?: boolea
  * subscribers' `beforeQuery`/`afterQuery`.
  */
 export class PostgresQueryBatch {
-  private readonly literals: PostgresLiterals;
   /** Transaction control held back until the first statement. */
   private readonly opening: string[] = [];
   private readonly writes: PendingWrite[] = [];
@@ -64,10 +61,10 @@ export class PostgresQueryBatch {
     private readonly dataSource: DataSource,
     /** The library's table names, as they appear in SQL text. */
     private readonly ownTables: readonly string[],
+    private readonly literals: PostgresLiterals,
+    private readonly writeStatements: PostgresWriteStatements,
     private readonly preparedStatements: PostgresPreparedStatements,
-  ) {
-    this.literals = new PostgresLiterals(dataSource);
-  }
+  ) {}
 
   /** Routes every query of `queryRunner` through the batch; call before its transaction starts. */
   attach(queryRunner: QueryRunner): void {
@@ -196,32 +193,8 @@ export class PostgresQueryBatch {
   }
 
   private statementOf(write: PendingWrite): LiteralStatement {
-    const { metadata } = write;
-    const values: string[] = [];
-    const placeholder = (property: string, value: unknown) => {
-      values.push(this.literals.property(metadata, property, value));
-      return `$${values.length}`;
-    };
-    if (write.kind === 'insert') {
-      const columns = metadata.columns.filter(
-        (column) => column.isInsert && write.row[column.propertyName] !== undefined,
-      );
-      const names = columns.map((column) => this.literals.identifier(column.databaseName));
-      const slots = columns.map((column) => placeholder(column.propertyName, write.row[column.propertyName]));
-      return {
-        template: `INSERT INTO ${this.literals.table(metadata)} (${names.join(', ')}) VALUES (${slots.join(', ')})`,
-        values,
-      };
-    }
-    const assignments = Object.entries(write.changes).map(([property, value]) => `${this.literals.columnName(metadata, property)} = ${placeholder(property, value)}`);
-    const conditions = Object.entries(write.criteria).map(([property, value]) =>
-      Array.isArray(value)
-        ? `${this.literals.columnName(metadata, property)} IN (${value.map((item) => placeholder(property, item)).join(', ')})`
-        : `${this.literals.columnName(metadata, property)} = ${placeholder(property, value)}`,
-    );
-    return {
-      template: `UPDATE ${this.literals.table(metadata)} SET ${assignments.join(', ')} WHERE ${conditions.join(' AND ')}`,
-      values,
-    };
+    return write.kind === 'insert'
+      ? this.writeStatements.insert(write.metadata, write.row)
+      : this.writeStatements.update(write.metadata, write.criteria, write.changes);
   }
 }
