@@ -18,8 +18,11 @@ import { runVersusFloor } from './support/versus-floor';
 const WORKFLOWS = envInteger('BENCH_WORKFLOWS', 200);
 const STEPS = envInteger('BENCH_STEPS', 10);
 const CONCURRENCIES = envIntegers('BENCH_CONCURRENCY', [8, 32]);
-/** Workflows run once before measuring, so JIT warm-up and first connections stay out of run 1. */
-const WARM_UP_WORKFLOWS = 20;
+/**
+ * One unmeasured run of the same size first: JIT warm-up, the pool's connections and their
+ * prepared statements (each connection prepares on first use) stay out of the measured runs.
+ */
+const WARM_UP_WORKFLOWS = WORKFLOWS;
 
 const timeline = new StepTimeline();
 const ThroughputWorkflow = chainWorkflow('ThroughputBenchWorkflow', STEPS, timeline);

@@ -13,17 +13,20 @@ export interface SqlCount {
   rollbacks: number;
   /** SAVEPOINT, RELEASE SAVEPOINT, ROLLBACK TO SAVEPOINT. */
   savepoints: number;
+  /** PREPARE of a server-side prepared statement (once per connection and statement shape). */
+  prepares: number;
   /** Every query in order, compacted (see `compact`). */
   log: string[];
 }
 
-type ControlCounter = 'begins' | 'commits' | 'rollbacks' | 'savepoints';
+type ControlCounter = 'begins' | 'commits' | 'rollbacks' | 'savepoints' | 'prepares';
 
 const TRANSACTION_CONTROL: Array<[RegExp, ControlCounter | null]> = [
   [/^(START TRANSACTION|BEGIN)\b/i, 'begins'],
   [/^COMMIT\b/i, 'commits'],
   [/^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT)\b/i, 'savepoints'],
   [/^ROLLBACK\b/i, 'rollbacks'],
+  [/^PREPARE\b/i, 'prepares'],
   // The isolation level of a transaction being opened: a round trip of its own.
   [/^SET TRANSACTION\b/i, null],
 ];
@@ -36,6 +39,8 @@ const TRANSACTION_CONTROL: Array<[RegExp, ControlCounter | null]> = [
 export class SqlCounter {
   private log: string[] = [];
   private counting = false;
+  /** Prepared statements seen on any connection, by name: an EXECUTE is logged as its statement. */
+  private readonly prepared = new Map<string, string>();
 
   private constructor() {}
 
@@ -44,13 +49,34 @@ export class SqlCounter {
     const logger = dataSource.logger;
     const counting: Logger = Object.assign(Object.create(logger) as Logger, {
       logQuery: (...args: Parameters<Logger['logQuery']>) => {
-        if (counter.counting) counter.log.push(compact(args[0], dataSource.driver.options));
+        counter.remember(args[0]);
+        if (counter.counting) counter.log.push(compact(counter.expand(args[0]), dataSource.driver.options));
         logger.logQuery(...args);
       },
     });
     // `logger` is read-only in TypeORM's typings but a plain property at run time.
     Object.assign(dataSource, { logger: counting });
     return counter;
+  }
+
+  private remember(query: string): void {
+    for (const statement of splitStatements(query)) {
+      const match = /^PREPARE (\w+) AS ([\s\S]+)$/.exec(statement);
+      if (match) this.prepared.set(match[1], match[2]);
+    }
+  }
+
+  /** The query with each `EXECUTE name(values)` written as the statement it runs, values in place. */
+  private expand(query: string): string {
+    return splitStatements(query)
+      .map((statement) => {
+        const match = /^EXECUTE (\w+)(?:\(([\s\S]*)\))?$/.exec(statement);
+        const template = match && this.prepared.get(match[1]);
+        if (!match || !template) return statement.replace(/^(PREPARE \w+) AS [\s\S]+$/, '$1');
+        const values = match[2] === undefined ? [] : splitOutsideQuotes(match[2], ',');
+        return template.replace(/\$(\d+)/g, (_, position: string) => values[Number(position) - 1] ?? '?');
+      })
+      .join('; ');
   }
 
   start(): void {
@@ -87,6 +113,7 @@ function classify(log: string[]): SqlCount {
     commits: 0,
     rollbacks: 0,
     savepoints: 0,
+    prepares: 0,
     log,
   };
   for (const statement of log.flatMap(splitStatements)) {
@@ -103,19 +130,24 @@ function classify(log: string[]): SqlCount {
  * don't separate.
  */
 function splitStatements(query: string): string[] {
-  const statements: string[] = [];
+  return splitOutsideQuotes(query, ';');
+}
+
+/** `text` split at each `separator` outside quoted literals and identifiers, trimmed. */
+function splitOutsideQuotes(text: string, separator: string): string[] {
+  const parts: string[] = [];
   let quote: string | null = null;
   let start = 0;
-  for (let index = 0; index < query.length; index++) {
-    const char = query[index];
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
     if (quote) {
       if (char === quote) quote = null;
     } else if (char === "'" || char === '"') quote = char;
-    else if (char === ';') {
-      statements.push(query.slice(start, index));
+    else if (char === separator) {
+      parts.push(text.slice(start, index));
       start = index + 1;
     }
   }
-  statements.push(query.slice(start));
-  return statements.map((statement) => statement.trim()).filter((statement) => statement !== '');
+  parts.push(text.slice(start));
+  return parts.map((part) => part.trim()).filter((part) => part !== '');
 }

@@ -47,6 +47,10 @@ export class HeroResolver {
    */
   async load(uow: UnitOfWork, heroType: string, heroId: string): Promise<object | null> {
     const key = preloadKey(heroType, heroId);
+    if (!uow.preloadedHeroes.has(key)) {
+      const read = this.readAhead(uow, heroType, heroId);
+      if (read) await read.keep((await uow.batch!.readTogether([read.statement]))[0]);
+    }
     if (uow.preloadedHeroes.has(key)) {
       const hero = uow.preloadedHeroes.get(key)!;
       uow.preloadedHeroes.delete(key);
