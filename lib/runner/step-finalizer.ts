@@ -86,7 +86,7 @@ export class StepFinalizer {
     chain: StepChain | null = null,
   ): Promise<FinalizeOutcome> {
     const none: FinalizeOutcome = { raise: null, report: null };
-    const heroRead = this.heroReadAhead(uow, prepared, chain);
+    const heroRead = this.heroReadAhead(uow, prepared, run, chain);
     const { workflow, execution, alongside } = await this.store.lockRows(
       uow,
       prepared.workflow.id,
@@ -156,12 +156,15 @@ export class StepFinalizer {
   }
 
   /**
-   * A chained next step loads the hero in this transaction: read it with the row locks, in the
-   * same round trip, where the unit of work can.
+   * A step that goes on to the next one may start it in this transaction, which then loads the
+   * hero: read it with the row locks, in the same round trip, where the unit of work can.
    */
-  private heroReadAhead(uow: UnitOfWork, prepared: PreparedStep, chain: StepChain | null) {
+  private heroReadAhead(uow: UnitOfWork, prepared: PreparedStep, run: StepRun, chain: StepChain | null) {
     const { heroType, heroId } = prepared.workflow;
-    return chain && heroType && heroId ? this.heroes.readAhead(uow, heroType, heroId) : null;
+    if (!chain || !heroType || !heroId) return null;
+    const goesOn = run.result.kind === 'completed' || (run.result.kind === 'flow' && run.result.request.action === 'skip');
+    const next = goesOn ? prepared.definition.steps.nextAfter(prepared.execution.stepName) : undefined;
+    return next && chain.mayTake(next) ? this.heroes.readAhead(uow, heroType, heroId) : null;
   }
 
   /**
