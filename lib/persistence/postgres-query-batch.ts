@@ -108,8 +108,9 @@ export class PostgresQueryBatch {
   }
 
   /**
-   * The pending INSERT an update by primary key can join: only when no later pending write to
-   * the table could have touched that row (an update of another single row cannot).
+   * The pending INSERT an update by primary key can join: only when that INSERT is still the
+   * last pending write to its table, so no statement between them can depend on the row's
+   * earlier values (a unique index spanning rows, a criterion matching it).
    */
   private pendingInsertOf(
     metadata: EntityMetadata,
@@ -122,14 +123,7 @@ export class PostgresQueryBatch {
     for (let index = this.writes.length - 1; index >= 0; index--) {
       const write = this.writes[index];
       if (write.metadata !== metadata) continue;
-      if (write.kind === 'insert') {
-        if (write.row[primary] === id) return write;
-        continue;
-      }
-      const writeKeys = Object.keys(write.criteria);
-      const singleOtherRow =
-        writeKeys.length === 1 && writeKeys[0] === primary && write.criteria[primary] !== id;
-      if (!singleOtherRow) return null;
+      return write.kind === 'insert' && write.row[primary] === id ? write : null;
     }
     return null;
   }

@@ -69,7 +69,8 @@ export class HeroResolver {
    * batched transactions), and `keep`, which hydrates its result as TypeORM's `getOne()` would
    * (after-load listeners and subscribers included) for the next `load` in this unit of work.
    * Null where TypeORM must load the hero itself: no batch, an unknown `hero_type`, or an entity
-   * `getOne()` does more for (relation ids or counts, inheritance, embeddeds, virtual columns).
+   * `getOne()` does more for (relation ids or counts, inheritance, embeddeds, virtual columns) or
+   * whose primary key has a transformer.
    */
   readAhead(
     uow: UnitOfWork,
@@ -136,6 +137,8 @@ function isPlainEntity(metadata: EntityMetadata): boolean {
   return (
     metadata.tableType === 'regular' &&
     metadata.primaryColumns.length === 1 &&
+    // TypeORM's own load binds the stored id as is; a transformed key would be looked up differently.
+    !metadata.primaryColumns[0].transformer &&
     metadata.relationIds.length === 0 &&
     metadata.relationCounts.length === 0 &&
     metadata.embeddeds.length === 0 &&

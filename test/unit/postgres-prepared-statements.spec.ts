@@ -10,7 +10,8 @@ const lockWorkflow: LiteralStatement = {
   values: ["'wf-1'"],
 };
 const finishExecution: LiteralStatement = {
-  template: 'UPDATE "geneva_drive_step_executions" SET "state" = $1, "updated_at" = $2 WHERE "id" = $3',
+  template:
+    'UPDATE "geneva_drive_step_executions" SET "state" = $1, "updated_at" = $2 WHERE "id" = $3',
   values: ["'completed'", "'2026-01-01T00:00:00.000Z'", "'ex-1'"],
 };
 const countWorkflows: LiteralStatement = {
@@ -113,12 +114,25 @@ describe('PostgresPreparedStatements.render', () => {
     expect(retry.sql[retry.positions[0]]).toMatch(/^EXECUTE geneva_drive_1_[1-9]\d*\('completed'/);
     expect(retry.sql[retry.positions[1]]).toMatch(/^EXECUTE geneva_drive_0_[1-9]\d*\('wf-1'\)$/);
     retry.succeeded();
-    expect(statements.render(failing, [lockWorkflow]).sql).toEqual([
-      retry.sql[retry.positions[1]],
-    ]);
+    expect(statements.render(failing, [lockWorkflow]).sql).toEqual([retry.sql[retry.positions[1]]]);
 
     expect(statements.render(healthy, [lockWorkflow]).sql).toEqual([
       "EXECUTE geneva_drive_0_0('wf-1')",
+    ]);
+  });
+
+  it('moves to new names after a failed message that prepared nothing (a name deallocated by someone else)', () => {
+    const statements = new PostgresPreparedStatements(true);
+    const connection = {};
+    statements.render(connection, [lockWorkflow]).succeeded();
+
+    const executeOnly = statements.render(connection, [lockWorkflow]);
+    expect(executeOnly.sql).toEqual(["EXECUTE geneva_drive_0_0('wf-1')"]);
+    executeOnly.failed(); // e.g. 26000 after DEALLOCATE ALL
+
+    expect(statements.render(connection, [lockWorkflow]).sql).toEqual([
+      expect.stringMatching(/^PREPARE geneva_drive_0_[1-9]\d* AS SELECT/),
+      expect.stringMatching(/^EXECUTE geneva_drive_0_[1-9]\d*\('wf-1'\)$/),
     ]);
   });
 
