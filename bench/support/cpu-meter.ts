@@ -21,7 +21,8 @@ export function startCpuMeter(): () => CpuSpent {
     const own = process.cpuUsage(ownStart);
     const services = serviceTicks();
     const msOf = (name: 'postgres' | 'redis-server') =>
-      ((services.get(name) ?? 0) - (servicesStart.get(name) ?? 0)) * (1000 / CLOCK_TICKS_PER_SECOND);
+      ((services.get(name) ?? 0) - (servicesStart.get(name) ?? 0)) *
+      (1000 / CLOCK_TICKS_PER_SECOND);
     return {
       workerMs: (own.user + own.system) / 1000,
       postgresMs: msOf('postgres'),

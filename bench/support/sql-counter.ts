@@ -50,7 +50,8 @@ export class SqlCounter {
     const counting: Logger = Object.assign(Object.create(logger) as Logger, {
       logQuery: (...args: Parameters<Logger['logQuery']>) => {
         counter.remember(args[0]);
-        if (counter.counting) counter.log.push(compact(counter.expand(args[0]), dataSource.driver.options));
+        if (counter.counting)
+          counter.log.push(compact(counter.expand(args[0]), dataSource.driver.options));
         logger.logQuery(...args);
       },
     });
@@ -74,7 +75,10 @@ export class SqlCounter {
         const template = match && this.prepared.get(match[1]);
         if (!match || !template) return statement.replace(/^(PREPARE \w+) AS [\s\S]+$/, '$1');
         const values = match[2] === undefined ? [] : splitOutsideQuotes(match[2], ',');
-        return template.replace(/\$(\d+)/g, (_, position: string) => values[Number(position) - 1] ?? '?');
+        return template.replace(
+          /\$(\d+)/g,
+          (_, position: string) => values[Number(position) - 1] ?? '?',
+        );
       })
       .join('; ');
   }

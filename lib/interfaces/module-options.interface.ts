@@ -1,4 +1,10 @@
-import type { InjectionToken, LoggerService, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
+import type {
+  InjectionToken,
+  LoggerService,
+  ModuleMetadata,
+  OptionalFactoryDependency,
+  Type,
+} from '@nestjs/common';
 import type { Duration } from './states.interface';
 
 /** Housekeeping schedule and thresholds. */

@@ -85,7 +85,8 @@ export class ModuleOptionsSchema {
     const { host, port, db } = (value ?? {}) as Record<string, unknown>;
     return (
       (host === undefined || typeof host === 'string') &&
-      (port === undefined || (Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65535)) &&
+      (port === undefined ||
+        (Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65535)) &&
       (db === undefined || Number.isInteger(db))
     );
   }, 'an ioredis options object (host: string, port: an integer 0..65535, db: an integer)')
@@ -96,7 +97,9 @@ export class ModuleOptionsSchema {
   prefix?: string;
   @IsOptionalKey()
   @IsString()
-  @Matches(/\S/, { message: 'dataSource must name a TypeORM data source (omit it for the default one)' })
+  @Matches(/\S/, {
+    message: 'dataSource must name a TypeORM data source (omit it for the default one)',
+  })
   dataSource?: string;
 
   @IsOptionalKey()

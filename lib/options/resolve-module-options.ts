@@ -44,7 +44,9 @@ export function resolveModuleOptions(
   // names such as `constructor` and `__proto__` slip past `forbidNonWhitelisted`.
   const strays = [
     ...strayKeys(raw, ModuleOptionsSchema, ''),
-    ...(typeof raw.housekeeping === 'object' && raw.housekeeping !== null && !Array.isArray(raw.housekeeping)
+    ...(typeof raw.housekeeping === 'object' &&
+    raw.housekeeping !== null &&
+    !Array.isArray(raw.housekeeping)
       ? strayKeys(raw.housekeeping, HousekeepingOptionsSchema, 'housekeeping.')
       : []),
   ];
@@ -66,7 +68,10 @@ export function resolveModuleOptions(
     worker: raw.worker ?? true,
     enqueueAfterCommit: raw.enqueueAfterCommit ?? true,
     preparedStatements: raw.preparedStatements ?? true,
-    stepChaining: { maxSteps: raw.maxChainedSteps ?? DEFAULT_MAX_CHAINED_STEPS, maxDurationMs: STEP_CHAIN_TIME_SLICE_MS },
+    stepChaining: {
+      maxSteps: raw.maxChainedSteps ?? DEFAULT_MAX_CHAINED_STEPS,
+      maxDurationMs: STEP_CHAIN_TIME_SLICE_MS,
+    },
     housekeeping: {
       enabled: housekeeping.enabled ?? true,
       cron: housekeeping.cron ?? '*/5 * * * *',

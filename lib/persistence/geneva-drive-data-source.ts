@@ -17,7 +17,11 @@ import { PostgresLiterals } from './postgres-literals';
 import { PostgresPreparedStatements } from './postgres-prepared-statements';
 import { PostgresQueryBatch } from './postgres-query-batch';
 import { PostgresWriteStatements } from './postgres-write-statements';
-import { applyColumnVisibility, detectSchemaFeatures, type SchemaFeatures } from './schema-features';
+import {
+  applyColumnVisibility,
+  detectSchemaFeatures,
+  type SchemaFeatures,
+} from './schema-features';
 import { databaseFamily, hasUtcTimezone, type DatabaseFamily } from './sql-dialect';
 import { UnitOfWork } from './unit-of-work';
 
@@ -159,7 +163,8 @@ export class GenevaDriveDataSource implements OnModuleInit {
     }
     if (options.hotPath && this.batching) return this.batchedTransaction(work, options);
     let uow!: UnitOfWork;
-    const body = (manager: EntityManager) => this.runWork((uow = this.newUnitOfWork(manager, options)), work);
+    const body = (manager: EntityManager) =>
+      this.runWork((uow = this.newUnitOfWork(manager, options)), work);
     const result =
       this.familyName === 'sqlite'
         ? // One connection: library transactions take turns (the enqueue below needs no turn).
@@ -177,10 +182,19 @@ export class GenevaDriveDataSource implements OnModuleInit {
    * taking over the query runner before the transaction opens, so the opening travels with the
    * first statement.
    */
-  private async batchedTransaction<T>(work: (uow: UnitOfWork) => Promise<T>, options: TransactionOptions): Promise<T> {
+  private async batchedTransaction<T>(
+    work: (uow: UnitOfWork) => Promise<T>,
+    options: TransactionOptions,
+  ): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
     const { ownTables, literals, writeStatements, preparedStatements } = this.batching!;
-    const batch = new PostgresQueryBatch(this.dataSource, ownTables, literals, writeStatements, preparedStatements);
+    const batch = new PostgresQueryBatch(
+      this.dataSource,
+      ownTables,
+      literals,
+      writeStatements,
+      preparedStatements,
+    );
     batch.attach(runner);
     let result: T;
     let uow: UnitOfWork;
@@ -242,7 +256,9 @@ export class GenevaDriveDataSource implements OnModuleInit {
    */
   private async detectReadCommittedDefault(dataSource: DataSource): Promise<boolean> {
     if (this.familyName !== 'postgres') return false;
-    const rows = await dataSource.query<Array<Record<string, string>>>('SHOW default_transaction_isolation');
+    const rows = await dataSource.query<Array<Record<string, string>>>(
+      'SHOW default_transaction_isolation',
+    );
     return rows[0]?.default_transaction_isolation === 'read committed';
   }
 }

@@ -33,7 +33,8 @@ export class PostgresLiterals {
     const column = this.column(metadata, property);
     if (!column.transformer) {
       if (value === null || value === undefined) return 'NULL';
-      if (typeof value === 'string' && TEXT_TYPES.has(column.type)) return this.pg.escapeLiteral(value);
+      if (typeof value === 'string' && TEXT_TYPES.has(column.type))
+        return this.pg.escapeLiteral(value);
       // An ISO 8601 instant holds neither quotes nor backslashes.
       if (value instanceof Date && INSTANT_TYPES.has(column.type) && !Number.isNaN(value.getTime()))
         return `'${value.toISOString()}'`;
@@ -73,7 +74,7 @@ export class PostgresLiterals {
 
   column(metadata: EntityMetadata, property: string): ColumnMetadata {
     let byProperty = this.columns.get(metadata);
-    if (!byProperty) this.columns.set(metadata, (byProperty = new Map()));
+    if (!byProperty) this.columns.set(metadata, (byProperty = new Map<string, ColumnMetadata>()));
     let column = byProperty.get(property);
     if (!column) {
       column = metadata.findColumnWithPropertyName(property);

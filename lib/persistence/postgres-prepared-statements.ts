@@ -41,7 +41,12 @@ export class PostgresPreparedStatements {
   /** The SQL that runs `statements` on `connection`, in order. */
   render(connection: object, statements: readonly LiteralStatement[]): RenderedStatements {
     if (!this.enabled) {
-      return { sql: statements.map(inlineStatement), positions: statements.map((_, index) => index), succeeded: noop, failed: noop };
+      return {
+        sql: statements.map(inlineStatement),
+        positions: statements.map((_, index) => index),
+        succeeded: noop,
+        failed: noop,
+      };
     }
     let state = this.connections.get(connection);
     if (!state) this.connections.set(connection, (state = { generation: 0, prepared: new Set() }));
@@ -62,7 +67,11 @@ export class PostgresPreparedStatements {
         preparedNow.push(name);
       }
       positions.push(sql.length);
-      sql.push(statement.values.length > 0 ? `EXECUTE ${name}(${statement.values.join(', ')})` : `EXECUTE ${name}`);
+      sql.push(
+        statement.values.length > 0
+          ? `EXECUTE ${name}(${statement.values.join(', ')})`
+          : `EXECUTE ${name}`,
+      );
     }
     return {
       sql,

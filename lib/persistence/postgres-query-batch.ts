@@ -33,7 +33,11 @@ type PendingWrite =
       changes: Record<string, unknown>;
     };
 
-type QueryFunction = (query: string, parameters?: unknown[], structured?: boolean) => Promise<unknown>;
+type QueryFunction = (
+  query: string,
+  parameters?: unknown[],
+  structured?: boolean,
+) => Promise<unknown>;
 
 /**
  * PostgreSQL round-trip saver for the runner's transactions, where every round trip costs far more
@@ -93,7 +97,8 @@ export class PostgresQueryBatch {
     const metadata = this.dataSource.getMetadata(target);
     const written = Object.fromEntries(
       Object.entries(changes).filter(
-        ([property, value]) => value !== undefined && this.literals.column(metadata, property).isUpdate,
+        ([property, value]) =>
+          value !== undefined && this.literals.column(metadata, property).isUpdate,
       ),
     );
     if (Object.keys(written).length === 0) return;
@@ -104,7 +109,11 @@ export class PostgresQueryBatch {
 
   /** `INSERT` of one row, with the columns TypeORM would insert. */
   insert<E extends ObjectLiteral>(target: EntityTarget<E>, row: E): void {
-    this.writes.push({ kind: 'insert', metadata: this.dataSource.getMetadata(target), row: { ...row } });
+    this.writes.push({
+      kind: 'insert',
+      metadata: this.dataSource.getMetadata(target),
+      row: { ...row },
+    });
   }
 
   /**
@@ -128,14 +137,22 @@ export class PostgresQueryBatch {
     return null;
   }
 
-  private async intercept(query: string, parameters?: unknown[], structured?: boolean): Promise<unknown> {
-    if (query.startsWith('START TRANSACTION') || (this.opening.length > 0 && query.startsWith('SET TRANSACTION'))) {
+  private async intercept(
+    query: string,
+    parameters?: unknown[],
+    structured?: boolean,
+  ): Promise<unknown> {
+    if (
+      query.startsWith('START TRANSACTION') ||
+      (this.opening.length > 0 && query.startsWith('SET TRANSACTION'))
+    ) {
       this.opening.push(query);
       return structured ? new QueryResult() : undefined;
     }
     if (query === 'COMMIT') {
       // Nothing was sent yet: there is no transaction on the server, nothing to commit.
-      if (this.opening.length > 0 && this.writes.length === 0) return this.forgetOpening(structured);
+      if (this.opening.length > 0 && this.writes.length === 0)
+        return this.forgetOpening(structured);
       if (this.writes.length > 0) {
         await this.flush([], 'COMMIT');
         return structured ? new QueryResult() : undefined;
@@ -143,7 +160,10 @@ export class PostgresQueryBatch {
     } else if (query.startsWith('ROLLBACK')) {
       this.writes.length = 0;
       if (this.opening.length > 0) return this.forgetOpening(structured);
-    } else if (this.opening.length > 0 || (this.writes.length > 0 && !this.cannotSeePending(query))) {
+    } else if (
+      this.opening.length > 0 ||
+      (this.writes.length > 0 && !this.cannotSeePending(query))
+    ) {
       await this.flush([]);
     }
     return this.send!(query, parameters, structured);
@@ -166,7 +186,10 @@ export class PostgresQueryBatch {
    * One simple-query message: the held-back opening and writes, then `statements`, then
    * `closing`. Resolves the results of `statements`.
    */
-  private async flush(statements: readonly LiteralStatement[], closing?: 'COMMIT'): Promise<PgResult[]> {
+  private async flush(
+    statements: readonly LiteralStatement[],
+    closing?: 'COMMIT',
+  ): Promise<PgResult[]> {
     const runner = this.queryRunner!;
     const client = (await runner.connect()) as PgClient;
     const writes = this.writes.splice(0).map((write) => this.statementOf(write));
@@ -178,7 +201,9 @@ export class PostgresQueryBatch {
       const sent = await client.query(sql);
       rendered.succeeded();
       const results = Array.isArray(sent) ? sent : [sent];
-      return rendered.positions.slice(writes.length).map((position) => results[opening.length + position]);
+      return rendered.positions
+        .slice(writes.length)
+        .map((position) => results[opening.length + position]);
     } catch (error) {
       rendered.failed();
       this.dataSource.logger.logQueryError(error as Error, sql, [], runner);

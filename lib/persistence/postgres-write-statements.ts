@@ -45,11 +45,17 @@ export class PostgresWriteStatements {
     const conditions = Object.entries(criteria);
     const shape =
       `U ${assigned.join(' ')} W ` +
-      conditions.map(([property, value]) => (Array.isArray(value) ? `${property}[${value.length}]` : property)).join(' ');
+      conditions
+        .map(([property, value]) =>
+          Array.isArray(value) ? `${property}[${value.length}]` : property,
+        )
+        .join(' ');
     const template = this.template(metadata, shape, () => {
       let slot = 0;
       const next = () => `$${++slot}`;
-      const sets = assigned.map((property) => `${this.literals.columnName(metadata, property)} = ${next()}`);
+      const sets = assigned.map(
+        (property) => `${this.literals.columnName(metadata, property)} = ${next()}`,
+      );
       const wheres = conditions.map(([property, value]) =>
         Array.isArray(value)
           ? `${this.literals.columnName(metadata, property)} IN (${value.map(next).join(', ')})`
@@ -57,9 +63,12 @@ export class PostgresWriteStatements {
       );
       return `UPDATE ${this.literals.table(metadata)} SET ${sets.join(', ')} WHERE ${wheres.join(' AND ')}`;
     });
-    const values = assigned.map((property) => this.literals.property(metadata, property, changes[property]));
+    const values = assigned.map((property) =>
+      this.literals.property(metadata, property, changes[property]),
+    );
     for (const [property, value] of conditions) {
-      if (Array.isArray(value)) for (const item of value) values.push(this.literals.property(metadata, property, item));
+      if (Array.isArray(value))
+        for (const item of value) values.push(this.literals.property(metadata, property, item));
       else values.push(this.literals.property(metadata, property, value));
     }
     return { template, values };
@@ -67,7 +76,7 @@ export class PostgresWriteStatements {
 
   private template(metadata: EntityMetadata, shape: string, build: () => string): string {
     let byShape = this.templates.get(metadata);
-    if (!byShape) this.templates.set(metadata, (byShape = new Map()));
+    if (!byShape) this.templates.set(metadata, (byShape = new Map<string, string>()));
     let template = byShape.get(shape);
     if (template === undefined) byShape.set(shape, (template = build()));
     return template;

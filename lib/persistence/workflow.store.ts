@@ -11,7 +11,9 @@ import { hydrateRow, selectById } from './row-reads';
 import type { UnitOfWork } from './unit-of-work';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
-type ExecutionChanges = Partial<Omit<StepExecutionEntity, 'id' | 'workflowId' | 'createdAt' | 'updatedAt'>>;
+type ExecutionChanges = Partial<
+  Omit<StepExecutionEntity, 'id' | 'workflowId' | 'createdAt' | 'updatedAt'>
+>;
 
 /**
  * Row-level reads and writes of workflows and step executions. Locking reads take `FOR UPDATE`
@@ -24,7 +26,9 @@ export class WorkflowStore {
 
   /** Locks and reads the workflow row (always locked before any execution row). */
   lockWorkflow(uow: UnitOfWork, id: string): Promise<WorkflowEntity | null> {
-    const query = uow.manager.createQueryBuilder(WorkflowEntity, 'workflow').where('workflow.id = :id', { id });
+    const query = uow.manager
+      .createQueryBuilder(WorkflowEntity, 'workflow')
+      .where('workflow.id = :id', { id });
     if (uow.locks) query.setLock('pessimistic_write');
     return query.getOne();
   }
@@ -47,7 +51,11 @@ export class WorkflowStore {
     workflowId: string,
     executionId: string,
     alongside: readonly LiteralStatement[] = [],
-  ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null; alongside: PgResult[] }> {
+  ): Promise<{
+    workflow: WorkflowEntity | null;
+    execution: StepExecutionEntity | null;
+    alongside: PgResult[];
+  }> {
     if (!uow.batch) {
       const workflow = await this.lockWorkflow(uow, workflowId);
       return { workflow, execution: await this.lockExecution(uow, executionId), alongside: [] };
@@ -64,8 +72,12 @@ export class WorkflowStore {
     const workflowRow = workflows.rows[0];
     const executionRow = executions.rows[0];
     return {
-      workflow: workflowRow ? hydrateRow<WorkflowEntity>(connection, workflowMetadata, workflowRow) : null,
-      execution: executionRow ? hydrateRow<StepExecutionEntity>(connection, executionMetadata, executionRow) : null,
+      workflow: workflowRow
+        ? hydrateRow<WorkflowEntity>(connection, workflowMetadata, workflowRow)
+        : null,
+      execution: executionRow
+        ? hydrateRow<StepExecutionEntity>(connection, executionMetadata, executionRow)
+        : null,
       alongside: others,
     };
   }
@@ -75,7 +87,11 @@ export class WorkflowStore {
   }
 
   /** The execution in scheduled, waiting or in_progress, if any (locked inside a unit of work). */
-  currentExecution(manager: EntityManager, workflowId: string, lock = false): Promise<StepExecutionEntity | null> {
+  currentExecution(
+    manager: EntityManager,
+    workflowId: string,
+    lock = false,
+  ): Promise<StepExecutionEntity | null> {
     const query = manager
       .createQueryBuilder(StepExecutionEntity, 'execution')
       .where('execution.workflowId = :workflowId', { workflowId })
@@ -87,7 +103,11 @@ export class WorkflowStore {
   }
 
   /** Executions of one step, newest first. */
-  executionsOfStep(manager: EntityManager, workflowId: string, stepName: string): Promise<StepExecutionEntity[]> {
+  executionsOfStep(
+    manager: EntityManager,
+    workflowId: string,
+    stepName: string,
+  ): Promise<StepExecutionEntity[]> {
     return manager.find(StepExecutionEntity, {
       where: { workflowId, stepName },
       order: { createdAt: 'DESC', id: 'DESC' },
@@ -115,7 +135,8 @@ export class WorkflowStore {
 
   async insertExecution(
     uow: UnitOfWork,
-    fields: Pick<StepExecutionEntity, 'workflowId' | 'stepName' | 'scheduledFor'> & ExecutionChanges,
+    fields: Pick<StepExecutionEntity, 'workflowId' | 'stepName' | 'scheduledFor'> &
+      ExecutionChanges,
     id: string = uuidv7(),
   ): Promise<StepExecutionEntity> {
     const now = new Date();
@@ -143,7 +164,11 @@ export class WorkflowStore {
       ...fields,
     } satisfies Partial<StepExecutionEntity>);
     if (uow.batch) uow.batch.insert(StepExecutionEntity, execution);
-    else await uow.manager.insert(StepExecutionEntity, execution as QueryDeepPartialEntity<StepExecutionEntity>);
+    else
+      await uow.manager.insert(
+        StepExecutionEntity,
+        execution as QueryDeepPartialEntity<StepExecutionEntity>,
+      );
     return execution;
   }
 
@@ -151,7 +176,11 @@ export class WorkflowStore {
    * Changes the workflow row and the entity. In a unit of work that coalesces workflow writes,
    * the row is written once before the commit, with every change made meanwhile.
    */
-  async updateWorkflow(uow: UnitOfWork, workflow: WorkflowEntity, changes: WorkflowChanges): Promise<void> {
+  async updateWorkflow(
+    uow: UnitOfWork,
+    workflow: WorkflowEntity,
+    changes: WorkflowChanges,
+  ): Promise<void> {
     const updatedAt = new Date();
     Object.assign(workflow, changes, { updatedAt });
     if (!uow.coalescesWorkflowWrites) {
@@ -162,13 +191,19 @@ export class WorkflowStore {
       return;
     }
     let pendingByWorkflow = this.pendingWorkflowWrites.get(uow);
-    if (!pendingByWorkflow) this.pendingWorkflowWrites.set(uow, (pendingByWorkflow = new Map<string, WorkflowChanges>()));
+    if (!pendingByWorkflow)
+      this.pendingWorkflowWrites.set(uow, (pendingByWorkflow = new Map<string, WorkflowChanges>()));
     const pending = pendingByWorkflow.get(workflow.id) ?? {};
     pendingByWorkflow.set(workflow.id, Object.assign(pending, changes, { updatedAt }));
     uow.beforeCommit(`workflow:${workflow.id}`, async () => {
       pendingByWorkflow.delete(workflow.id);
       if (uow.batch) uow.batch.update(WorkflowEntity, { id: workflow.id }, pending);
-      else await uow.manager.update(WorkflowEntity, { id: workflow.id }, pending as QueryDeepPartialEntity<WorkflowEntity>);
+      else
+        await uow.manager.update(
+          WorkflowEntity,
+          { id: workflow.id },
+          pending as QueryDeepPartialEntity<WorkflowEntity>,
+        );
     });
   }
 
@@ -178,7 +213,8 @@ export class WorkflowStore {
     changes: ExecutionChanges,
   ): Promise<void> {
     const updatedAt = new Date();
-    if (uow.batch) uow.batch.update(StepExecutionEntity, { id: execution.id }, { ...changes, updatedAt });
+    if (uow.batch)
+      uow.batch.update(StepExecutionEntity, { id: execution.id }, { ...changes, updatedAt });
     else {
       await uow.manager.update(StepExecutionEntity, { id: execution.id }, {
         ...changes,
@@ -194,8 +230,24 @@ export class WorkflowStore {
    */
   async sweepStrayExecutions(uow: UnitOfWork, workflowId: string): Promise<void> {
     const now = new Date();
-    const changes = { state: 'canceled', outcome: 'canceled', canceledAt: now, finishedAt: now, updatedAt: now } as const;
-    if (uow.batch) uow.batch.update(StepExecutionEntity, { workflowId, state: ['scheduled', 'waiting'] }, changes);
-    else await uow.manager.update(StepExecutionEntity, { workflowId, state: In(['scheduled', 'waiting']) }, changes);
+    const changes = {
+      state: 'canceled',
+      outcome: 'canceled',
+      canceledAt: now,
+      finishedAt: now,
+      updatedAt: now,
+    } as const;
+    if (uow.batch)
+      uow.batch.update(
+        StepExecutionEntity,
+        { workflowId, state: ['scheduled', 'waiting'] },
+        changes,
+      );
+    else
+      await uow.manager.update(
+        StepExecutionEntity,
+        { workflowId, state: In(['scheduled', 'waiting']) },
+        changes,
+      );
   }
 }

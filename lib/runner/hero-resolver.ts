@@ -118,12 +118,13 @@ export class HeroResolver {
 
   private metadataOf(hero: object, definition?: WorkflowDefinition): EntityMetadata {
     const dataSource = this.database.dataSource;
-    const target: EntityTarget<ObjectLiteral> | undefined = definition?.hero?.() ?? hero.constructor;
+    const target: EntityTarget<ObjectLiteral> | undefined =
+      definition?.hero?.() ?? hero.constructor;
     if (target && target !== Object && dataSource.hasMetadata(target)) {
       return dataSource.getMetadata(target);
     }
     throw new InvalidArgumentError(
-      'Cannot tell the hero\'s entity: pass an instance of a TypeORM entity class registered in the data source, or declare @Workflow({ hero: () => Entity }).',
+      "Cannot tell the hero's entity: pass an instance of a TypeORM entity class registered in the data source, or declare @Workflow({ hero: () => Entity }).",
     );
   }
 }

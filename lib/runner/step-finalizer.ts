@@ -159,11 +159,20 @@ export class StepFinalizer {
    * A step that goes on to the next one may start it in this transaction, which then loads the
    * hero: read it with the row locks, in the same round trip, where the unit of work can.
    */
-  private heroReadAhead(uow: UnitOfWork, prepared: PreparedStep, run: StepRun, chain: StepChain | null) {
+  private heroReadAhead(
+    uow: UnitOfWork,
+    prepared: PreparedStep,
+    run: StepRun,
+    chain: StepChain | null,
+  ) {
     const { heroType, heroId } = prepared.workflow;
     if (!chain || !heroType || !heroId) return null;
-    const goesOn = run.result.kind === 'completed' || (run.result.kind === 'flow' && run.result.request.action === 'skip');
-    const next = goesOn ? prepared.definition.steps.nextAfter(prepared.execution.stepName) : undefined;
+    const goesOn =
+      run.result.kind === 'completed' ||
+      (run.result.kind === 'flow' && run.result.request.action === 'skip');
+    const next = goesOn
+      ? prepared.definition.steps.nextAfter(prepared.execution.stepName)
+      : undefined;
     return next && chain.mayTake(next) ? this.heroes.readAhead(uow, heroType, heroId) : null;
   }
 

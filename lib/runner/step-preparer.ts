@@ -25,8 +25,7 @@ import { WorkflowScheduler } from './workflow-scheduler';
 
 /** The prepare phase's verdict. */
 export type Preparation =
-  | { kind: 'run'; prepared: PreparedStep }
-  | { kind: 'stop'; raise: Error | null };
+  { kind: 'run'; prepared: PreparedStep } | { kind: 'stop'; raise: Error | null };
 
 /**
  * Wraps an exception thrown by a `@CancelIf` method, `skipIf` or a gate matcher, so the runner
@@ -63,7 +62,9 @@ export class StepPreparer {
 
   /** Tagged with the workflow and execution tags. */
   loggerFor(workflow: WorkflowEntity, execution: StepExecutionEntity): TaggedLogger {
-    const heroTag = workflow.heroId ? ` hero_type=${workflow.heroType} hero_id=${workflow.heroId}` : '';
+    const heroTag = workflow.heroId
+      ? ` hero_type=${workflow.heroType} hero_id=${workflow.heroId}`
+      : '';
     return new TaggedLogger(this.options.logger ?? this.baseLogger, [
       `${workflow.type} id=${workflow.id}${heroTag}`,
       `execution_id=${execution.id} step_name=${execution.stepName}`,
@@ -71,7 +72,11 @@ export class StepPreparer {
   }
 
   /** Locks the workflow and execution rows, then `prepareLocked`; `missing` when either row is not there. */
-  async prepare(uow: UnitOfWork, workflowId: string, executionId: string): Promise<Preparation | { kind: 'missing' }> {
+  async prepare(
+    uow: UnitOfWork,
+    workflowId: string,
+    executionId: string,
+  ): Promise<Preparation | { kind: 'missing' }> {
     const { workflow, execution } = await this.store.lockRows(uow, workflowId, executionId);
     if (!workflow || !execution || execution.workflowId !== workflow.id) return { kind: 'missing' };
     return this.prepareLocked(uow, workflow, execution);
@@ -112,7 +117,10 @@ export class StepPreparer {
     if (hero === null && !definition.mayProceedWithoutHero) {
       logger.log('Hero is missing, canceling the workflow');
       await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
-      await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
+      await this.store.updateWorkflow(uow, workflow, {
+        state: 'canceled',
+        transitionedAt: new Date(),
+      });
       return { kind: 'stop', raise: null };
     }
 
@@ -130,7 +138,11 @@ export class StepPreparer {
     if (step.kind === 'removed') {
       await this.store.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
       await this.rendezvous.settle(uow, execution.signalId, [step.name]);
-      await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null, nextStepName: step.name });
+      await this.store.updateWorkflow(uow, workflow, {
+        state: 'ready',
+        currentStepName: null,
+        nextStepName: step.name,
+      });
       await this.scheduler.scheduleNextStep(uow, workflow, definition);
       return { kind: 'stop', raise: null };
     }
@@ -141,20 +153,35 @@ export class StepPreparer {
       return { kind: 'stop', raise: missing };
     }
 
-    const verdict = await this.checkPreconditions(definition, step, { workflow, hero }).catch((failure: unknown) => {
-      publish(() => publishPrecondition({ workflow, execution, step }, 'exception', (failure as PreconditionFailure).error));
-      throw failure;
-    });
+    const verdict = await this.checkPreconditions(definition, step, { workflow, hero }).catch(
+      (failure: unknown) => {
+        publish(() =>
+          publishPrecondition(
+            { workflow, execution, step },
+            'exception',
+            (failure as PreconditionFailure).error,
+          ),
+        );
+        throw failure;
+      },
+    );
     publish(() => publishPrecondition({ workflow, execution, step }, verdict));
     if (verdict === 'cancel') {
       await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
-      await this.store.updateWorkflow(uow, workflow, { state: 'canceled', transitionedAt: new Date() });
+      await this.store.updateWorkflow(uow, workflow, {
+        state: 'canceled',
+        transitionedAt: new Date(),
+      });
       return { kind: 'stop', raise: null };
     }
     if (verdict === 'skip') {
       await this.store.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
       await this.rendezvous.settle(uow, execution.signalId, [step.name]);
-      await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null, nextStepName: step.name });
+      await this.store.updateWorkflow(uow, workflow, {
+        state: 'ready',
+        currentStepName: null,
+        nextStepName: step.name,
+      });
       await this.scheduler.scheduleNextStep(uow, workflow, definition);
       return { kind: 'stop', raise: null };
     }
@@ -163,7 +190,10 @@ export class StepPreparer {
     if (step.waitFor) {
       receivedSignal = await this.passGate(uow, step, execution, { workflow, hero });
       if (!receivedSignal) {
-        await this.store.updateExecution(uow, execution, { state: 'waiting', waitingSince: new Date() });
+        await this.store.updateExecution(uow, execution, {
+          state: 'waiting',
+          waitingSince: new Date(),
+        });
         logger.log(`Parked, waiting for a signal (${describeMatcher(step)})`);
         return { kind: 'stop', raise: null };
       }
@@ -171,8 +201,14 @@ export class StepPreparer {
 
     const now = new Date();
     await this.store.updateExecution(uow, execution, { state: 'in_progress', startedAt: now });
-    await this.store.updateWorkflow(uow, workflow, { state: 'performing', currentStepName: step.name });
-    return { kind: 'run', prepared: { workflow, execution, definition, step, hero, receivedSignal, logger } };
+    await this.store.updateWorkflow(uow, workflow, {
+      state: 'performing',
+      currentStepName: step.name,
+    });
+    return {
+      kind: 'run',
+      prepared: { workflow, execution, definition, step, hero, receivedSignal, logger },
+    };
   }
 
   private async loadHero(uow: UnitOfWork, workflow: WorkflowEntity): Promise<object | null> {
@@ -195,7 +231,9 @@ export class StepPreparer {
       if (skipIf === null || skipIf === false) return 'pass';
       if (skipIf === true) return 'skip';
       const skip =
-        typeof skipIf === 'string' ? await instance[skipIf].call(instance, ctx) : await skipIf.call(instance, ctx);
+        typeof skipIf === 'string'
+          ? await instance[skipIf].call(instance, ctx)
+          : await skipIf.call(instance, ctx);
       return skip ? 'skip' : 'pass';
     } catch (error) {
       throw new PreconditionFailure(error);

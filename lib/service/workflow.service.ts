@@ -63,7 +63,9 @@ export class WorkflowService {
     rejectUnknownKeys(opts, START_OPTION_KEYS, 'start()');
     const definition = this.resolveRef(workflow, 'start()');
     const identity =
-      opts.hero === undefined || opts.hero === null ? null : this.identifyHero(opts.hero, definition, 'start()');
+      opts.hero === undefined || opts.hero === null
+        ? null
+        : this.identifyHero(opts.hero, definition, 'start()');
     if (opts.allowMultiple !== undefined && typeof opts.allowMultiple !== 'boolean') {
       throw new InvalidArgumentError(
         `start() allowMultiple must be a boolean, but was ${describeValue(opts.allowMultiple)}.`,
@@ -94,7 +96,8 @@ export class WorkflowService {
         );
       }
       const first = definition.steps.nextAfter(null);
-      if (first) await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
+      if (first)
+        await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
       else await this.scheduler.finishWorkflow(uow, created);
       this.logger.log(
         `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
@@ -109,7 +112,9 @@ export class WorkflowService {
    */
   async find(id: string): Promise<WorkflowEntity | null> {
     if (typeof id !== 'string') {
-      throw new InvalidArgumentError(`find() takes a workflow id string, but got ${describeValue(id)}.`);
+      throw new InvalidArgumentError(
+        `find() takes a workflow id string, but got ${describeValue(id)}.`,
+      );
     }
     if (!isUuid(id)) return null;
     return this.database.manager.findOne(WorkflowEntity, { where: { id: id.toLowerCase() } });
@@ -133,17 +138,23 @@ export class WorkflowService {
       .createQueryBuilder(WorkflowEntity, 'workflow')
       .orderBy('workflow.createdAt', 'DESC')
       .addOrderBy('workflow.id', 'DESC');
-    const definition = filter.workflow === undefined ? undefined : this.resolveRef(filter.workflow, 'list()');
+    const definition =
+      filter.workflow === undefined ? undefined : this.resolveRef(filter.workflow, 'list()');
     if (definition) query.andWhere('workflow.type = :type', { type: definition.name });
     if (filter.state !== undefined) {
       query.andWhere('workflow.state IN (:...states)', { states: [filter.state].flat() });
     }
     if (filter.ongoing !== undefined) {
-      query.andWhere(`workflow.state ${filter.ongoing ? '' : 'NOT '}IN (:...ongoing)`, { ongoing: [...ONGOING] });
+      query.andWhere(`workflow.state ${filter.ongoing ? '' : 'NOT '}IN (:...ongoing)`, {
+        ongoing: [...ONGOING],
+      });
     }
     if (filter.hero !== undefined) {
       const { heroType, heroId } = this.identifyHero(filter.hero, definition, 'list()');
-      query.andWhere('workflow.heroType = :heroType AND workflow.heroId = :heroId', { heroType, heroId });
+      query.andWhere('workflow.heroType = :heroType AND workflow.heroId = :heroId', {
+        heroType,
+        heroId,
+      });
     }
     if (filter.limit !== undefined) query.take(filter.limit);
     if (filter.offset !== undefined) query.skip(filter.offset);
@@ -154,7 +165,11 @@ export class WorkflowService {
    * Delivers a signal (validated first; then one transaction under the workflow row lock). A known
    * `(name, idempotencyKey)` returns the original row with `duplicateDelivery: true`.
    */
-  async signal(workflow: WorkflowLike, name: string, opts: SignalOptions = {}): Promise<SignalEntity> {
+  async signal(
+    workflow: WorkflowLike,
+    name: string,
+    opts: SignalOptions = {},
+  ): Promise<SignalEntity> {
     return this.signalSender.send(workflowIdOf(workflow, 'signal()'), name, opts);
   }
 
@@ -162,9 +177,14 @@ export class WorkflowService {
   pause(workflow: WorkflowLike): Promise<WorkflowEntity> {
     return this.steer(workflow, 'pause()', async (_uow, locked) => {
       if (locked.state !== 'ready' && locked.state !== 'performing') {
-        throw new InvalidStateError(`Cannot pause a ${locked.state} workflow (only ready or performing ones).`);
+        throw new InvalidStateError(
+          `Cannot pause a ${locked.state} workflow (only ready or performing ones).`,
+        );
       }
-      await this.store.updateWorkflow(_uow, locked, { state: 'paused', transitionedAt: new Date() });
+      await this.store.updateWorkflow(_uow, locked, {
+        state: 'paused',
+        transitionedAt: new Date(),
+      });
     });
   }
 
@@ -189,7 +209,10 @@ export class WorkflowService {
         if (current.state === 'waiting' && currentStep?.kind === 'removed') {
           await this.store.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
           await this.rendezvous.settle(uow, current.signalId, [current.stepName]);
-          await this.store.updateWorkflow(uow, locked, { currentStepName: null, nextStepName: current.stepName });
+          await this.store.updateWorkflow(uow, locked, {
+            currentStepName: null,
+            nextStepName: current.stepName,
+          });
           await this.scheduler.scheduleNextStep(uow, locked, definition);
         } else if (current.state === 'waiting') {
           await this.rendezvous.retryParked(uow, locked, definition, current, {
@@ -215,8 +238,15 @@ export class WorkflowService {
             `or declare @RemovedStep('${locked.nextStepName}') where the step used to be so in-flight workflows skip it.`,
         );
       }
-      await this.store.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null, currentStepName: null });
-      const interrupted = step.kind === 'resumable' ? await this.resumableToContinue(uow, locked.id, step.name) : null;
+      await this.store.updateWorkflow(uow, locked, {
+        state: 'ready',
+        transitionedAt: null,
+        currentStepName: null,
+      });
+      const interrupted =
+        step.kind === 'resumable'
+          ? await this.resumableToContinue(uow, locked.id, step.name)
+          : null;
       if (interrupted) {
         await this.scheduler.createSuccessor(uow, locked, definition, step, interrupted, null, {
           metadata: { reattemptCountReset: true },
@@ -241,9 +271,12 @@ export class WorkflowService {
     if (!this.database.features.resumable) return null;
     const [latest] = await this.store.executionsOfStep(uow.manager, workflowId, stepName);
     if (!latest) return null;
-    const stopped = latest.outcome === 'workflow_paused' || (latest.state === 'failed' && latest.cursor !== null);
+    const stopped =
+      latest.outcome === 'workflow_paused' || (latest.state === 'failed' && latest.cursor !== null);
     if (!stopped) return null;
-    const successor = await uow.manager.findOne(StepExecutionEntity, { where: { continuesFromId: latest.id } });
+    const successor = await uow.manager.findOne(StepExecutionEntity, {
+      where: { continuesFromId: latest.id },
+    });
     return successor ? null : latest;
   }
 
@@ -257,7 +290,9 @@ export class WorkflowService {
     let created: StepExecutionEntity | null = null;
     await this.steer(workflow, 'resumeAt()', async (uow, locked, definition) => {
       if (locked.state !== 'paused') {
-        throw new InvalidStateError(`Cannot resumeAt a ${locked.state} workflow (only paused ones).`);
+        throw new InvalidStateError(
+          `Cannot resumeAt a ${locked.state} workflow (only paused ones).`,
+        );
       }
       const step = definition.steps.named(stepName);
       if (!step || step.kind === 'removed') {
@@ -266,7 +301,11 @@ export class WorkflowService {
             `The steps it can be resumed at are: ${runnableNames(definition)}.`,
         );
       }
-      await this.store.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null, currentStepName: null });
+      await this.store.updateWorkflow(uow, locked, {
+        state: 'ready',
+        transitionedAt: null,
+        currentStepName: null,
+      });
       created = await this.scheduler.createExecution(uow, locked, definition, step, null, {
         metadata: { reattemptCountReset: true },
       });
@@ -317,7 +356,10 @@ export class WorkflowService {
       if (current && current.state !== 'in_progress') {
         await this.store.updateExecution(uow, current, terminalTransition('canceled', 'canceled'));
       }
-      await this.store.updateWorkflow(uow, locked, { state: 'canceled', transitionedAt: new Date() });
+      await this.store.updateWorkflow(uow, locked, {
+        state: 'canceled',
+        transitionedAt: new Date(),
+      });
     });
   }
 
@@ -332,7 +374,10 @@ export class WorkflowService {
 
   /** The execution in scheduled, waiting or in_progress, if any. */
   async currentExecution(workflow: WorkflowLike): Promise<StepExecutionEntity | null> {
-    return this.store.currentExecution(this.database.manager, await this.existingId(workflow, 'currentExecution()'));
+    return this.store.currentExecution(
+      this.database.manager,
+      await this.existingId(workflow, 'currentExecution()'),
+    );
   }
 
   /** Every signal delivered to the workflow, oldest first. */
@@ -346,7 +391,10 @@ export class WorkflowService {
   }
 
   /** Sets (or with null clears) the instance's step job options, stored in `metadata`. */
-  async setStepJobOptions(workflow: WorkflowLike, opts: StepJobOptions | null): Promise<WorkflowEntity> {
+  async setStepJobOptions(
+    workflow: WorkflowLike,
+    opts: StepJobOptions | null,
+  ): Promise<WorkflowEntity> {
     if (opts === undefined) {
       throw new StepConfigurationError(
         'setStepJobOptions() takes job options ({ queue?, priority?, wait?, waitUntil? }) or null to clear them, but got undefined.',
@@ -357,8 +405,14 @@ export class WorkflowService {
     return this.steer(workflow, 'setStepJobOptions()', async (uow, locked, definition) => {
       const metadata: Record<string, unknown> = { ...(locked.metadata ?? {}) };
       if (opts === null) delete metadata.stepJobOptions;
-      else metadata.stepJobOptions = validateStepJobOptions(opts, `${definition.name} instance stepJobOptions (setStepJobOptions)`);
-      await this.store.updateWorkflow(uow, locked, { metadata: Object.keys(metadata).length > 0 ? metadata : null });
+      else
+        metadata.stepJobOptions = validateStepJobOptions(
+          opts,
+          `${definition.name} instance stepJobOptions (setStepJobOptions)`,
+        );
+      await this.store.updateWorkflow(uow, locked, {
+        metadata: Object.keys(metadata).length > 0 ? metadata : null,
+      });
     });
   }
 
@@ -404,7 +458,11 @@ export class WorkflowService {
   private async steer(
     workflow: WorkflowLike,
     method: string,
-    verb: (uow: UnitOfWork, locked: WorkflowEntity, definition: WorkflowDefinition) => Promise<void>,
+    verb: (
+      uow: UnitOfWork,
+      locked: WorkflowEntity,
+      definition: WorkflowDefinition,
+    ) => Promise<void>,
   ): Promise<WorkflowEntity> {
     const id = workflowIdOf(workflow, method);
     if (!isUuid(id)) throw workflowNotFound(id);
@@ -483,7 +541,8 @@ function validateListFilter(filter: ListFilter): void {
   const states = state === undefined ? [] : [state].flat();
   if (
     state !== undefined &&
-    ((Array.isArray(state) && state.length === 0) || states.some((s) => !WORKFLOW_STATES.includes(s)))
+    ((Array.isArray(state) && state.length === 0) ||
+      states.some((s) => !WORKFLOW_STATES.includes(s)))
   ) {
     throw new InvalidArgumentError(
       `list() state must be one of ${WORKFLOW_STATES.join(', ')}, or a non-empty array of them, but was ${describeValue(
@@ -492,16 +551,21 @@ function validateListFilter(filter: ListFilter): void {
     );
   }
   if (ongoing !== undefined && typeof ongoing !== 'boolean') {
-    throw new InvalidArgumentError(`list() ongoing must be a boolean, but was ${describeValue(ongoing)}.`);
+    throw new InvalidArgumentError(
+      `list() ongoing must be a boolean, but was ${describeValue(ongoing)}.`,
+    );
   }
   if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0)) {
-    throw new InvalidArgumentError(`list() limit must be a positive integer, but was ${describeValue(limit)}.`);
+    throw new InvalidArgumentError(
+      `list() limit must be a positive integer, but was ${describeValue(limit)}.`,
+    );
   }
   if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) {
-    throw new InvalidArgumentError(`list() offset must be an integer >= 0, but was ${describeValue(offset)}.`);
+    throw new InvalidArgumentError(
+      `list() offset must be an integer >= 0, but was ${describeValue(offset)}.`,
+    );
   }
 }
-
 
 function runnableNames(definition: WorkflowDefinition): string {
   return definition.steps.runnable.map((step) => step.name).join(', ') || '(none)';
@@ -520,4 +584,3 @@ function rejectUnknownKeys(options: object, allowed: string[], method: string): 
     );
   }
 }
-

@@ -55,7 +55,12 @@ export class SignalSender {
           `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
         );
       }
-      const signal = await this.signals.insert(uow, { workflowId: workflow.id, name, idempotencyKey, payload });
+      const signal = await this.signals.insert(uow, {
+        workflowId: workflow.id,
+        name,
+        idempotencyKey,
+        payload,
+      });
       if (signal.duplicateDelivery || workflow.state === 'paused') return signal;
       const definition = this.registry.findByName(workflow.type);
       if (!definition) return signal;
@@ -70,7 +75,8 @@ export class SignalSender {
 
   /** Signals need their table; the check is cached and repeated only while it fails. */
   async requireSignalsMigration(): Promise<void> {
-    if (this.database.features.signals || (await this.database.refreshSchemaFeatures()).signals) return;
+    if (this.database.features.signals || (await this.database.refreshSchemaFeatures()).signals)
+      return;
     throw new MissingMigrationError(
       'Signals need the signals migration, which has not run: add GENEVA_DRIVE_MIGRATIONS to your DataSource migrations and run them.',
     );
@@ -81,7 +87,10 @@ export class SignalSender {
    * storable verbatim in their text columns (non-blank name, no NUL, no lone surrogate, at most 255
    * characters); the payload must be JSON data (see `jsonDataProblem`) within maxSignalPayloadSize.
    */
-  private validate(name: string, opts: SignalOptions): { payload: unknown; idempotencyKey: string | null } {
+  private validate(
+    name: string,
+    opts: SignalOptions,
+  ): { payload: unknown; idempotencyKey: string | null } {
     if (opts === null || typeof opts !== 'object' || Array.isArray(opts)) {
       throw new InvalidArgumentError(
         `signal() expects an options object: { payload?, idempotencyKey?, manager? }, but got ${describeValue(opts)}.`,
@@ -108,7 +117,8 @@ export class SignalSender {
           : storedStringProblem(idempotencyKey, { allowBlank: true });
       if (keyProblem) throw new InvalidArgumentError(`signal() idempotencyKey ${keyProblem}.`);
     }
-    const payloadProblem = opts.payload === undefined ? null : jsonDataProblem(opts.payload, 'payload');
+    const payloadProblem =
+      opts.payload === undefined ? null : jsonDataProblem(opts.payload, 'payload');
     if (payloadProblem) {
       throw new InvalidArgumentError(`signal() ${payloadProblem}. Payloads are stored as JSON.`);
     }

@@ -271,10 +271,18 @@ describe('resolveModuleOptions', () => {
         /maxCursorSize: maxCursorSize must not be less than 1/,
       ],
       ['maxCursorSize 1.5', { maxCursorSize: 1.5 }, /maxCursorSize: /],
-      ['maxChainedSteps -1', { maxChainedSteps: -1 }, /maxChainedSteps: maxChainedSteps must not be less than 0/],
+      [
+        'maxChainedSteps -1',
+        { maxChainedSteps: -1 },
+        /maxChainedSteps: maxChainedSteps must not be less than 0/,
+      ],
       ['maxChainedSteps 2.5', { maxChainedSteps: 2.5 }, /maxChainedSteps: /],
       ['maxChainedSteps null', { maxChainedSteps: null }, /maxChainedSteps/],
-      ['preparedStatements', { preparedStatements: 'yes' }, /preparedStatements: preparedStatements must be a boolean/],
+      [
+        'preparedStatements',
+        { preparedStatements: 'yes' },
+        /preparedStatements: preparedStatements must be a boolean/,
+      ],
       ['maxSignalPayloadSize -1', { maxSignalPayloadSize: -1 }, /maxSignalPayloadSize: /],
       [
         'waitingVisibilityThreshold',
