@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { isUuid } from '../common/uuid';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { StepConfigurationError } from '../errors/step-configuration.error';
@@ -70,7 +72,9 @@ export class HeroResolver {
    * (after-load listeners and subscribers included) for the next `load` in this unit of work.
    * Null where TypeORM must load the hero itself: no batch, an unknown `hero_type`, or an entity
    * `getOne()` does more for (relation ids or counts, inheritance, embeddeds, virtual columns) or
-   * whose primary key has a transformer.
+   * whose primary key has a transformer, and an id the key column would refuse: the read travels
+   * with the finalize's row locks, and must not fail the transaction of a step that already ran
+   * (TypeORM's load then fails in the next step's prepare, where the exception policy handles it).
    */
   readAhead(
     uow: UnitOfWork,
@@ -80,7 +84,7 @@ export class HeroResolver {
     const dataSource = this.database.dataSource;
     if (!uow.batch || !dataSource.hasMetadata(heroType)) return null;
     const metadata = dataSource.getMetadata(heroType);
-    if (!isPlainEntity(metadata)) return null;
+    if (!isPlainEntity(metadata) || !keyFitsColumn(metadata.primaryColumns[0], heroId)) return null;
     const literals = uow.batch.sqlLiterals;
     const primary = metadata.primaryColumns[0];
     const columns = metadata.columns.filter((column) => column.isSelect && !column.isVirtual);
@@ -147,4 +151,27 @@ function isPlainEntity(metadata: EntityMetadata): boolean {
     !metadata.discriminatorColumn &&
     !metadata.columns.some((column) => column.isVirtualProperty)
   );
+}
+
+/** Integer key types and the largest magnitude each holds. */
+const INTEGER_KEY_LIMITS = new Map<unknown, bigint>([
+  ['smallint', 32_767n],
+  ['int2', 32_767n],
+  [Number, 2_147_483_647n],
+  ['int', 2_147_483_647n],
+  ['int4', 2_147_483_647n],
+  ['integer', 2_147_483_647n],
+  ['bigint', 9_223_372_036_854_775_807n],
+  ['int8', 9_223_372_036_854_775_807n],
+]);
+const TEXT_KEY_TYPES = new Set<unknown>([String, 'varchar', 'character varying', 'text', 'char']);
+
+/** Whether PostgreSQL takes `heroId` as a value of the key column (text, uuid or integer keys). */
+function keyFitsColumn(primary: ColumnMetadata, heroId: string): boolean {
+  if (TEXT_KEY_TYPES.has(primary.type)) return true;
+  if (primary.type === 'uuid') return isUuid(heroId);
+  const limit = INTEGER_KEY_LIMITS.get(primary.type);
+  if (limit === undefined || !/^-?\d{1,19}$/.test(heroId)) return false;
+  const value = BigInt(heroId);
+  return value <= limit && value >= -limit - 1n;
 }

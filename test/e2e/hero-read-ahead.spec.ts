@@ -276,6 +276,22 @@ describeOn('postgres')('hero read-ahead on the batched hot path (PostgreSQL)', (
     expect(loaded.shipment).toMatchObject({ address: { city: 'Geneva', country: 'CH' } });
   });
 
+  it('steps aside for an id the key column would refuse: the read must not fail the transaction it travels in', async () => {
+    const loaded = await hotPath(async (uow) => {
+      // Order's key is an integer column (int4).
+      expect(heroes.readAhead(uow, 'Order', '2147483647')).not.toBeNull();
+      expect(heroes.readAhead(uow, 'Order', '-2147483648')).not.toBeNull();
+      expect(heroes.readAhead(uow, 'Order', '2147483648')).toBeNull();
+      expect(heroes.readAhead(uow, 'Order', '12abc')).toBeNull();
+      return heroes.load(uow, 'Order', '2147483647');
+    });
+    expect(loaded).toBeNull();
+    // TypeORM's load reports what PostgreSQL makes of the out-of-range id, as it always did.
+    await expect(hotPath((uow) => heroes.load(uow, 'Order', '2147483648'))).rejects.toThrow(
+      /out of range/,
+    );
+  });
+
   it('steps aside outside a batched transaction and for an unknown hero type', async () => {
     const order = await harness.dataSource.getRepository(Order).save({ status: 'new' });
     await database.transaction((uow) => {
