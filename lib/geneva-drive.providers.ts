@@ -21,6 +21,7 @@ import { CursorCheckpointWriter } from './persistence/cursor-checkpoint.writer';
 import { StepPreparer } from './runner/step-preparer';
 import { WorkflowRunner } from './runner/workflow.runner';
 import { WorkflowScheduler } from './runner/workflow-scheduler';
+import { OperatorVerbs } from './service/operator-verbs';
 import { WorkflowService } from './service/workflow.service';
 import { ShutdownSignal } from './resumable/shutdown.signal';
 import { SignalRendezvous } from './signals/signal-rendezvous';
@@ -49,6 +50,7 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   StepInvoker,
   StepFinalizer,
   WorkflowRunner,
+  OperatorVerbs,
   WorkflowService,
   HousekeepingLock,
   CompletedWorkflowCleaner,
