@@ -102,15 +102,17 @@ export class WorkflowStore {
     return query.getOne();
   }
 
-  /** Executions of one step, newest first. */
+  /** Executions of one step, newest first (a page of them with `page`). */
   executionsOfStep(
     manager: EntityManager,
     workflowId: string,
     stepName: string,
+    page?: { offset: number; limit: number },
   ): Promise<StepExecutionEntity[]> {
     return manager.find(StepExecutionEntity, {
       where: { workflowId, stepName },
       order: { createdAt: 'DESC', id: 'DESC' },
+      ...(page ? { skip: page.offset, take: page.limit } : {}),
     });
   }
 

@@ -42,10 +42,47 @@ export function consecutiveReattempts(
   current: StepExecutionEntity,
   executionsNewestFirst: readonly StepExecutionEntity[],
 ): number {
-  if (current.metadata?.reattemptCountReset === true) return 0;
-  let count = 0;
+  const run = new ReattemptRun(current);
   for (const execution of executionsNewestFirst) {
-    if (execution.id === current.id) continue;
+    if (run.ended) break;
+    run.take(execution);
+  }
+  return run.count;
+}
+
+/**
+ * `consecutiveReattempts` over the step's executions loaded page by page (newest first), only as
+ * far back as the run goes: a step that polled with `ctx.reattempt()` for months does not load its
+ * whole history on each exception.
+ */
+export async function consecutiveReattemptsPaged(
+  current: StepExecutionEntity,
+  loadPage: (offset: number, limit: number) => Promise<readonly StepExecutionEntity[]>,
+  pageSize = 20,
+): Promise<number> {
+  const run = new ReattemptRun(current);
+  for (let offset = 0; !run.ended; offset += pageSize) {
+    const page = await loadPage(offset, pageSize);
+    for (const execution of page) {
+      if (run.ended) break;
+      run.take(execution);
+    }
+    if (page.length < pageSize) break;
+  }
+  return run.count;
+}
+
+/** The counting rule of `consecutiveReattempts`, one older execution at a time. */
+class ReattemptRun {
+  count = 0;
+  ended: boolean;
+
+  constructor(private readonly current: StepExecutionEntity) {
+    this.ended = current.metadata?.reattemptCountReset === true;
+  }
+
+  take(execution: StepExecutionEntity): void {
+    if (execution.id === this.current.id) return;
     const reason = execution.metadata?.reattemptReason;
     const manual = execution.outcome === 'reattempted' && reason === 'flow_control';
     const counts =
@@ -53,11 +90,9 @@ export function consecutiveReattempts(
       (execution.outcome === 'reattempted' ||
         reason === 'exception_policy' ||
         reason === 'precondition');
-    if (counts) count += 1;
-    if (execution.metadata?.reattemptCountReset === true) break;
-    if (!counts && !manual) break;
+    if (counts) this.count += 1;
+    if (execution.metadata?.reattemptCountReset === true || (!counts && !manual)) this.ended = true;
   }
-  return count;
 }
 
 /**

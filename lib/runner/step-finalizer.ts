@@ -12,7 +12,7 @@ import type { UnitOfWork } from '../persistence/unit-of-work';
 import { isTransientDatabaseError } from '../persistence/transient-database-error';
 import { WorkflowStore } from '../persistence/workflow.store';
 import {
-  consecutiveReattempts,
+  consecutiveReattemptsPaged,
   decide,
   selectPolicy,
   type ExceptionDecision,
@@ -190,9 +190,8 @@ export class StepFinalizer {
   ): Promise<FinalizeOutcome> {
     const { definition, step, execution, workflow } = rows;
     const policy = selectPolicy(error, definition, step);
-    const prior = consecutiveReattempts(
-      execution,
-      await this.store.executionsOfStep(uow.manager, workflow.id, execution.stepName),
+    const prior = await consecutiveReattemptsPaged(execution, (offset, limit) =>
+      this.store.executionsOfStep(uow.manager, workflow.id, execution.stepName, { offset, limit }),
     );
     let decision: ExceptionDecision;
     try {

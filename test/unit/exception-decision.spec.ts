@@ -7,6 +7,7 @@ import type { WorkflowDefinition } from '../../lib/discovery/workflow-definition
 import {
   backoffMs,
   consecutiveReattempts,
+  consecutiveReattemptsPaged,
   decide,
   selectPolicy,
 } from '../../lib/runner/exception-decision';
@@ -235,6 +236,55 @@ describe('consecutiveReattempts (SPEC §13.3)', () => {
   it('is 0 when the current execution carries reattemptCountReset (operator resume)', () => {
     const now = execution(null, { reattemptCountReset: true });
     expect(consecutiveReattempts(now, [now, policyReattempt(), policyReattempt()])).toBe(0);
+  });
+
+  describe('paged', () => {
+    /** A page loader over `history` that records the pages asked for. */
+    function pages(history: StepExecutionEntity[]) {
+      const asked: Array<[number, number]> = [];
+      const load = (offset: number, limit: number) => {
+        asked.push([offset, limit]);
+        return Promise.resolve(history.slice(offset, offset + limit));
+      };
+      return { load, asked };
+    }
+
+    it('counts across pages, passing over long runs of manual reattempts', async () => {
+      const now = current();
+      const history = [
+        now,
+        ...Array.from({ length: 7 }, manualReattempt),
+        policyReattempt(),
+        ...Array.from({ length: 5 }, manualReattempt),
+        policyReattempt(),
+        execution('success'),
+        policyReattempt(),
+      ];
+      const { load, asked } = pages(history);
+      await expect(consecutiveReattemptsPaged(now, load, 4)).resolves.toBe(
+        consecutiveReattempts(now, history),
+      );
+      expect(consecutiveReattempts(now, history)).toBe(2);
+      // The run ends at the 16th row: pages 1–4 of 4, nothing after.
+      expect(asked).toEqual([
+        [0, 4],
+        [4, 4],
+        [8, 4],
+        [12, 4],
+      ]);
+    });
+
+    it('stops at the first short page and when the current execution resets the count', async () => {
+      const now = current();
+      const short = pages([now, policyReattempt()]);
+      await expect(consecutiveReattemptsPaged(now, short.load, 4)).resolves.toBe(1);
+      expect(short.asked).toEqual([[0, 4]]);
+
+      const reset = execution(null, { reattemptCountReset: true });
+      const none = pages([reset, policyReattempt()]);
+      await expect(consecutiveReattemptsPaged(reset, none.load, 4)).resolves.toBe(0);
+      expect(none.asked).toEqual([]);
+    });
   });
 });
 
