@@ -1,4 +1,5 @@
 import type { DataSource, Logger } from 'typeorm';
+import { PreparedStatementLog, splitStatements } from '../../test/e2e/support/sql-text';
 
 /** What the database was sent while a counter was counting. */
 export interface SqlCount {
@@ -39,8 +40,8 @@ const TRANSACTION_CONTROL: Array<[RegExp, ControlCounter | null]> = [
 export class SqlCounter {
   private log: string[] = [];
   private counting = false;
-  /** Prepared statements seen on any connection, by name: an EXECUTE is logged as its statement. */
-  private readonly prepared = new Map<string, string>();
+  /** Prepared statements seen on any connection: an EXECUTE is logged as its statement. */
+  private readonly prepared = new PreparedStatementLog();
 
   private constructor() {}
 
@@ -49,7 +50,7 @@ export class SqlCounter {
     const logger = dataSource.logger;
     const counting: Logger = Object.assign(Object.create(logger) as Logger, {
       logQuery: (...args: Parameters<Logger['logQuery']>) => {
-        counter.remember(args[0]);
+        counter.prepared.remember(args[0]);
         if (counter.counting)
           counter.log.push(compact(counter.expand(args[0]), dataSource.driver.options));
         logger.logQuery(...args);
@@ -60,26 +61,13 @@ export class SqlCounter {
     return counter;
   }
 
-  private remember(query: string): void {
-    for (const statement of splitStatements(query)) {
-      const match = /^PREPARE (\w+) AS ([\s\S]+)$/.exec(statement);
-      if (match) this.prepared.set(match[1], match[2]);
-    }
-  }
-
-  /** The query with each `EXECUTE name(values)` written as the statement it runs, values in place. */
+  /** The query with each `EXECUTE` written as the statement it runs, and PREPAREs shortened. */
   private expand(query: string): string {
     return splitStatements(query)
-      .map((statement) => {
-        const match = /^EXECUTE (\w+)(?:\(([\s\S]*)\))?$/.exec(statement);
-        const template = match && this.prepared.get(match[1]);
-        if (!match || !template) return statement.replace(/^(PREPARE \w+) AS [\s\S]+$/, '$1');
-        const values = match[2] === undefined ? [] : splitOutsideQuotes(match[2], ',');
-        return template.replace(
-          /\$(\d+)/g,
-          (_, position: string) => values[Number(position) - 1] ?? '?',
-        );
-      })
+      .map(
+        (statement) =>
+          this.prepared.expand(statement) ?? statement.replace(/^(PREPARE \w+) AS [\s\S]+$/, '$1'),
+      )
       .join('; ');
   }
 
@@ -126,32 +114,4 @@ function classify(log: string[]): SqlCount {
     else if (control[1]) count[control[1]] += 1;
   }
   return count;
-}
-
-/**
- * The statements of one query: a simple-protocol query may carry several, `;`-separated (`UPDATE
- * …; UPDATE …; COMMIT` in one round trip). Semicolons inside quoted literals and identifiers
- * don't separate.
- */
-function splitStatements(query: string): string[] {
-  return splitOutsideQuotes(query, ';');
-}
-
-/** `text` split at each `separator` outside quoted literals and identifiers, trimmed. */
-function splitOutsideQuotes(text: string, separator: string): string[] {
-  const parts: string[] = [];
-  let quote: string | null = null;
-  let start = 0;
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index];
-    if (quote) {
-      if (char === quote) quote = null;
-    } else if (char === "'" || char === '"') quote = char;
-    else if (char === separator) {
-      parts.push(text.slice(start, index));
-      start = index + 1;
-    }
-  }
-  parts.push(text.slice(start));
-  return parts.map((part) => part.trim()).filter((part) => part !== '');
 }

@@ -2,7 +2,6 @@ import { QueryFailedError, type DataSource, type Logger } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity, WorkflowEntity, type GenevaDriveModuleOptions } from '../../lib';
 import { GenevaDriveDataSource } from '../../lib/persistence/geneva-drive-data-source';
-import { inlineStatement } from '../../lib/persistence/postgres-prepared-statements';
 import { isTransientDatabaseError } from '../../lib/persistence/transient-database-error';
 import type { UnitOfWork } from '../../lib/persistence/unit-of-work';
 import { WorkflowStore } from '../../lib/persistence/workflow.store';
@@ -12,6 +11,7 @@ import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
 import { describeOn } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
+import { PreparedStatementLog, splitStatements } from './support/sql-text';
 
 /** A message the DataSource sent, and the pg client it went on. */
 interface SentMessage {
@@ -35,8 +35,7 @@ const TABLES = [
  */
 class SentSql {
   private readonly messages: SentMessage[] = [];
-  /** Templates by prepared statement name without its generation (`geneva_drive_<n>`). */
-  private readonly templates = new Map<string, string>();
+  private readonly prepared = new PreparedStatementLog();
 
   private constructor() {}
 
@@ -83,24 +82,17 @@ class SentSql {
   private record(sql: string, queryRunner: unknown): void {
     const client = (queryRunner as { databaseConnection?: object } | undefined)?.databaseConnection;
     this.messages.push({ sql, client });
-    for (const statement of splitStatements(sql)) {
-      const prepare = /^PREPARE (geneva_drive_\d+)_\d+ AS (.*)$/s.exec(statement);
-      if (prepare) this.templates.set(prepare[1], prepare[2]);
-    }
+    this.prepared.remember(sql);
   }
 
   private resolve(sql: string): string[] {
     return splitStatements(sql)
       .filter((statement) => !statement.startsWith('PREPARE '))
       .map((statement) => {
-        const execute = /^EXECUTE (geneva_drive_\d+)_\d+(?:\((.*)\))?$/s.exec(statement);
-        if (!execute) return statement;
-        const template = this.templates.get(execute[1]);
-        if (!template) throw new Error(`No PREPARE was seen for ${statement}`);
-        return inlineStatement({
-          template,
-          values: execute[2] ? splitOutsideQuotes(execute[2], ',') : [],
-        });
+        if (!statement.startsWith('EXECUTE ')) return statement;
+        const expanded = this.prepared.expand(statement);
+        if (!expanded) throw new Error(`No PREPARE was seen for ${statement}`);
+        return expanded;
       });
   }
 }
@@ -113,29 +105,6 @@ function shapeOf(statement: string): string {
   const table = TABLES.find((name) => statement.includes(`"${name}"`));
   const lock = /\bFOR UPDATE\s*$/.test(statement) ? 'FOR UPDATE' : null;
   return [verb, table, lock].filter((part) => part).join(' ');
-}
-
-function splitStatements(sql: string): string[] {
-  return splitOutsideQuotes(sql, ';').filter((statement) => statement !== '');
-}
-
-/** `text` split at `separator` where it is outside '…' literals and "…" identifiers, trimmed. */
-function splitOutsideQuotes(text: string, separator: string): string[] {
-  const parts: string[] = [];
-  let quote: string | null = null;
-  let start = 0;
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index];
-    if (quote) {
-      if (char === quote) quote = null;
-    } else if (char === "'" || char === '"') quote = char;
-    else if (char === separator) {
-      parts.push(text.slice(start, index).trim());
-      start = index + 1;
-    }
-  }
-  parts.push(text.slice(start).trim());
-  return parts;
 }
 
 /** The part of pg-pool and its clients the DEALLOCATE test touches. */
