@@ -13,10 +13,11 @@ import { AfterCommitSubscriber } from '../queue/after-commit.subscriber';
 import { JobDispatcher } from '../queue/job-dispatcher';
 import { AsyncMutex, sqliteMutexFor } from './async-mutex';
 import { adaptMysqlJsonColumns } from './mysql-json-columns';
-import { PostgresLiterals } from './postgres-literals';
-import { PostgresPreparedStatements } from './postgres-prepared-statements';
-import { PostgresQueryBatch } from './postgres-query-batch';
-import { PostgresWriteStatements } from './postgres-write-statements';
+import {
+  createPostgresBatchContext,
+  PostgresQueryBatch,
+  type PostgresBatchContext,
+} from './postgres-query-batch';
 import {
   applyColumnVisibility,
   detectSchemaFeatures,
@@ -49,13 +50,8 @@ export class GenevaDriveDataSource implements OnModuleInit {
   private sqliteMutex = new AsyncMutex();
   private schemaFeatures: SchemaFeatures = { resumable: true, signals: true };
   private readCommittedByDefault = false;
-  /** PostgreSQL's batched transactions: the shared parts (see PostgresQueryBatch). */
-  private batching: {
-    ownTables: string[];
-    literals: PostgresLiterals;
-    writeStatements: PostgresWriteStatements;
-    preparedStatements: PostgresPreparedStatements;
-  } | null = null;
+  /** PostgreSQL: what the runner's batched transactions share (see PostgresQueryBatch). */
+  private batching: PostgresBatchContext | null = null;
 
   constructor(
     private readonly moduleRef: ModuleRef,
@@ -92,17 +88,8 @@ export class GenevaDriveDataSource implements OnModuleInit {
     }
     dataSource.subscribers.push(new AfterCommitSubscriber(this.dispatcher));
     this.source = dataSource;
-    if (this.familyName === 'postgres') {
-      const literals = new PostgresLiterals(dataSource);
-      this.batching = {
-        ownTables: [WorkflowEntity, StepExecutionEntity, SignalEntity].map(
-          (entity) => dataSource.getMetadata(entity).tableName,
-        ),
-        literals,
-        writeStatements: new PostgresWriteStatements(literals),
-        preparedStatements: new PostgresPreparedStatements(this.options.preparedStatements),
-      };
-    }
+    if (this.familyName === 'postgres')
+      this.batching = createPostgresBatchContext(dataSource, this.options.preparedStatements);
     this.readCommittedByDefault = await this.detectReadCommittedDefault(dataSource);
     await this.refreshSchemaFeatures();
   }
@@ -187,14 +174,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
     options: TransactionOptions,
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
-    const { ownTables, literals, writeStatements, preparedStatements } = this.batching!;
-    const batch = new PostgresQueryBatch(
-      this.dataSource,
-      ownTables,
-      literals,
-      writeStatements,
-      preparedStatements,
-    );
+    const batch = new PostgresQueryBatch(this.batching!);
     batch.attach(runner);
     let result: T;
     let uow: UnitOfWork;

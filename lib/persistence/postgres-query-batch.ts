@@ -7,9 +7,12 @@ import {
   type ObjectLiteral,
   type QueryRunner,
 } from 'typeorm';
-import type { PostgresLiterals } from './postgres-literals';
-import type { LiteralStatement, PostgresPreparedStatements } from './postgres-prepared-statements';
-import type { Criterion, PostgresWriteStatements } from './postgres-write-statements';
+import { SignalEntity } from '../entities/signal.entity';
+import { StepExecutionEntity } from '../entities/step-execution.entity';
+import { WorkflowEntity } from '../entities/workflow.entity';
+import { PostgresLiterals } from './postgres-literals';
+import { PostgresPreparedStatements, type LiteralStatement } from './postgres-prepared-statements';
+import { PostgresWriteStatements, type Criterion } from './postgres-write-statements';
 
 /** One statement's result as node-postgres reports it. */
 export interface PgResult {
@@ -32,6 +35,33 @@ type PendingWrite =
       criteria: Record<string, Criterion>;
       changes: Record<string, unknown>;
     };
+
+/** What every batched transaction of a DataSource shares: names, templates, prepared statements. */
+export interface PostgresBatchContext {
+  dataSource: DataSource;
+  /** The library's table names, as they appear in SQL text. */
+  ownTables: readonly string[];
+  literals: PostgresLiterals;
+  writeStatements: PostgresWriteStatements;
+  preparedStatements: PostgresPreparedStatements;
+}
+
+/** The shared context of a DataSource's batched transactions (`preparedStatements`: the option). */
+export function createPostgresBatchContext(
+  dataSource: DataSource,
+  preparedStatements: boolean,
+): PostgresBatchContext {
+  const literals = new PostgresLiterals(dataSource);
+  return {
+    dataSource,
+    ownTables: [WorkflowEntity, StepExecutionEntity, SignalEntity].map(
+      (entity) => dataSource.getMetadata(entity).tableName,
+    ),
+    literals,
+    writeStatements: new PostgresWriteStatements(literals),
+    preparedStatements: new PostgresPreparedStatements(preparedStatements),
+  };
+}
 
 type QueryFunction = (
   query: string,
@@ -61,14 +91,7 @@ export class PostgresQueryBatch {
   private queryRunner: QueryRunner | null = null;
   private send: QueryFunction | null = null;
 
-  constructor(
-    private readonly dataSource: DataSource,
-    /** The library's table names, as they appear in SQL text. */
-    private readonly ownTables: readonly string[],
-    private readonly literals: PostgresLiterals,
-    private readonly writeStatements: PostgresWriteStatements,
-    private readonly preparedStatements: PostgresPreparedStatements,
-  ) {}
+  constructor(private readonly shared: PostgresBatchContext) {}
 
   /** Routes every query of `queryRunner` through the batch; call before its transaction starts. */
   attach(queryRunner: QueryRunner): void {
@@ -80,7 +103,7 @@ export class PostgresQueryBatch {
   }
 
   get sqlLiterals(): PostgresLiterals {
-    return this.literals;
+    return this.shared.literals;
   }
 
   /** Sends what is pending and `reads` in one message; resolves the results of `reads`. */
@@ -94,11 +117,11 @@ export class PostgresQueryBatch {
     criteria: Record<string, Criterion>,
     changes: Partial<E>,
   ): void {
-    const metadata = this.dataSource.getMetadata(target);
+    const metadata = this.shared.dataSource.getMetadata(target);
     const written = Object.fromEntries(
       Object.entries(changes).filter(
         ([property, value]) =>
-          value !== undefined && this.literals.column(metadata, property).isUpdate,
+          value !== undefined && this.shared.literals.column(metadata, property).isUpdate,
       ),
     );
     if (Object.keys(written).length === 0) return;
@@ -111,7 +134,7 @@ export class PostgresQueryBatch {
   insert<E extends ObjectLiteral>(target: EntityTarget<E>, row: E): void {
     this.writes.push({
       kind: 'insert',
-      metadata: this.dataSource.getMetadata(target),
+      metadata: this.shared.dataSource.getMetadata(target),
       row: { ...row },
     });
   }
@@ -179,7 +202,9 @@ export class PostgresQueryBatch {
    * writes, so it need not wait for them.
    */
   private cannotSeePending(query: string): boolean {
-    return /^\s*SELECT\b/i.test(query) && !this.ownTables.some((table) => query.includes(table));
+    return (
+      /^\s*SELECT\b/i.test(query) && !this.shared.ownTables.some((table) => query.includes(table))
+    );
   }
 
   /**
@@ -193,10 +218,10 @@ export class PostgresQueryBatch {
     const runner = this.queryRunner!;
     const client = (await runner.connect()) as PgClient;
     const writes = this.writes.splice(0).map((write) => this.statementOf(write));
-    const rendered = this.preparedStatements.render(client, [...writes, ...statements]);
+    const rendered = this.shared.preparedStatements.render(client, [...writes, ...statements]);
     const opening = this.opening.splice(0);
     const sql = [...opening, ...rendered.sql, ...(closing ? [closing] : [])].join(';\n');
-    this.dataSource.logger.logQuery(sql, [], runner);
+    this.shared.dataSource.logger.logQuery(sql, [], runner);
     try {
       const sent = await client.query(sql);
       rendered.succeeded();
@@ -206,14 +231,14 @@ export class PostgresQueryBatch {
         .map((position) => results[opening.length + position]);
     } catch (error) {
       rendered.failed();
-      this.dataSource.logger.logQueryError(error as Error, sql, [], runner);
+      this.shared.dataSource.logger.logQueryError(error as Error, sql, [], runner);
       throw new QueryFailedError(sql, [], error as Error);
     }
   }
 
   private statementOf(write: PendingWrite): LiteralStatement {
     return write.kind === 'insert'
-      ? this.writeStatements.insert(write.metadata, write.row)
-      : this.writeStatements.update(write.metadata, write.criteria, write.changes);
+      ? this.shared.writeStatements.insert(write.metadata, write.row)
+      : this.shared.writeStatements.update(write.metadata, write.criteria, write.changes);
   }
 }

@@ -26,7 +26,8 @@ export async function detectSchemaFeatures(dataSource: DataSource): Promise<Sche
     };
     const resumable = await hasAll(RESUMABLE_COLUMNS);
     const signals =
-      (await runner.hasTable(dataSource.getMetadata('SignalEntity').tablePath)) && (await hasAll(SIGNAL_COLUMNS));
+      (await runner.hasTable(dataSource.getMetadata('SignalEntity').tablePath)) &&
+      (await hasAll(SIGNAL_COLUMNS));
     return { resumable, signals };
   } finally {
     await runner.release();
