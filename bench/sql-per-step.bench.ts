@@ -2,9 +2,8 @@
  * `npm run bench:sql`: the SQL the engine sends for one regular step (one job per step), one step
  * of a workflow whose steps a worker chains in one job, one checkpoint of a
  * resumable step, and one `signal()` that wakes a parked step (plus the woken step's own run),
- * counted through the DataSource's logger: statements, and transaction control (BEGIN, COMMIT,
- * ROLLBACK, savepoints) and PREPAREs of server-side prepared statements separately (an EXECUTE
- * is listed as the statement it runs). Each is measured in isolation: the app runs no worker and the
+ * counted through the DataSource's logger: round trips, statements, and transaction control
+ * (BEGIN, COMMIT, ROLLBACK, savepoints) separately. Each is measured in isolation: the app runs no worker and the
  * benchmark drives each execution itself through `WorkflowRunner.performStep()`. One JSON line
  * (medians over BENCH_RUNS runs, default 3; the counts are deterministic), with each measured
  * operation's statements in order under `details`.
@@ -133,7 +132,6 @@ function figures(prefix: string, sql: SqlCount, per = 1): Metrics {
     [`${prefix}Begins`]: ratio(sql.begins),
     [`${prefix}Rollbacks`]: ratio(sql.rollbacks),
     [`${prefix}Savepoints`]: ratio(sql.savepoints),
-    [`${prefix}Prepares`]: ratio(sql.prepares),
     [`${prefix}RoundTrips`]: ratio(sql.roundTrips),
   };
 }

@@ -1,5 +1,5 @@
 import type { DataSource, Logger } from 'typeorm';
-import { PreparedStatementLog, splitStatements } from '../../test/e2e/support/sql-text';
+import { splitStatements } from '../../test/e2e/support/sql-text';
 
 /** What the database was sent while a counter was counting. */
 export interface SqlCount {
@@ -14,20 +14,17 @@ export interface SqlCount {
   rollbacks: number;
   /** SAVEPOINT, RELEASE SAVEPOINT, ROLLBACK TO SAVEPOINT. */
   savepoints: number;
-  /** PREPARE of a server-side prepared statement (once per connection and statement shape). */
-  prepares: number;
   /** Every query in order, compacted (see `compact`). */
   log: string[];
 }
 
-type ControlCounter = 'begins' | 'commits' | 'rollbacks' | 'savepoints' | 'prepares';
+type ControlCounter = 'begins' | 'commits' | 'rollbacks' | 'savepoints';
 
 const TRANSACTION_CONTROL: Array<[RegExp, ControlCounter | null]> = [
   [/^(START TRANSACTION|BEGIN)\b/i, 'begins'],
   [/^COMMIT\b/i, 'commits'],
   [/^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT)\b/i, 'savepoints'],
   [/^ROLLBACK\b/i, 'rollbacks'],
-  [/^PREPARE\b/i, 'prepares'],
   // The isolation level of a transaction being opened: a round trip of its own.
   [/^SET TRANSACTION\b/i, null],
 ];
@@ -40,8 +37,6 @@ const TRANSACTION_CONTROL: Array<[RegExp, ControlCounter | null]> = [
 export class SqlCounter {
   private log: string[] = [];
   private counting = false;
-  /** Prepared statements seen on any connection: an EXECUTE is logged as its statement. */
-  private readonly prepared = new PreparedStatementLog();
 
   private constructor() {}
 
@@ -50,25 +45,14 @@ export class SqlCounter {
     const logger = dataSource.logger;
     const counting: Logger = Object.assign(Object.create(logger) as Logger, {
       logQuery: (...args: Parameters<Logger['logQuery']>) => {
-        counter.prepared.remember(args[0]);
         if (counter.counting)
-          counter.log.push(compact(counter.expand(args[0]), dataSource.driver.options));
+          counter.log.push(compact(splitStatements(args[0]).join('; '), dataSource.driver.options));
         logger.logQuery(...args);
       },
     });
     // `logger` is read-only in TypeORM's typings but a plain property at run time.
     Object.assign(dataSource, { logger: counting });
     return counter;
-  }
-
-  /** The query with each `EXECUTE` written as the statement it runs, and PREPAREs shortened. */
-  private expand(query: string): string {
-    return splitStatements(query)
-      .map(
-        (statement) =>
-          this.prepared.expand(statement) ?? statement.replace(/^(PREPARE \w+) AS [\s\S]+$/, '$1'),
-      )
-      .join('; ');
   }
 
   start(): void {
@@ -105,7 +89,6 @@ function classify(log: string[]): SqlCount {
     commits: 0,
     rollbacks: 0,
     savepoints: 0,
-    prepares: 0,
     log,
   };
   for (const statement of log.flatMap(splitStatements)) {

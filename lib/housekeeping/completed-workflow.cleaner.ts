@@ -28,7 +28,7 @@ export class CompletedWorkflowCleaner {
     const counts: CleanupCounts = { workflows: 0, stepExecutions: 0, signals: 0 };
     while (!shouldStop()) {
       const ids = await this.database.transaction(async (uow) => {
-        const rows = await uow.manager
+        const rows = await (await uow.manager())
           .createQueryBuilder(WorkflowEntity, 'workflow')
           .select('workflow.id', 'id')
           .where('workflow.state IN (:...states)', { states: FINISHED_STATES })
@@ -43,7 +43,7 @@ export class CompletedWorkflowCleaner {
         counts.signals += await this.deleteChildren(SignalEntity, ids, batchSize);
       }
       const deleted = await this.database.transaction(async (uow) => {
-        const result = await uow.manager
+        const result = await (await uow.manager())
           .createQueryBuilder()
           .delete()
           .from(WorkflowEntity)
@@ -69,14 +69,14 @@ export class CompletedWorkflowCleaner {
     let total = 0;
     for (;;) {
       const deleted = await this.database.transaction(async (uow) => {
-        const rows = await uow.manager
+        const rows = await (await uow.manager())
           .createQueryBuilder(entity, 'row')
           .select('row.id', 'id')
           .where('row.workflowId IN (:...workflowIds)', { workflowIds })
           .limit(batchSize)
           .getRawMany<{ id: string }>();
         if (rows.length === 0) return 0;
-        const result = await uow.manager
+        const result = await (await uow.manager())
           .createQueryBuilder()
           .delete()
           .from(entity)

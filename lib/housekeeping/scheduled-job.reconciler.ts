@@ -130,7 +130,7 @@ export class ScheduledJobReconciler {
     after: StepExecutionEntity | null,
   ): Promise<{ executions: StepExecutionEntity[]; workflows: Map<string, WorkflowEntity> }> {
     return this.database.transaction(async (uow) => {
-      const query = uow.manager
+      const query = (await uow.manager())
         .createQueryBuilder(StepExecutionEntity, 'execution')
         .select([
           'execution.id',
@@ -161,7 +161,7 @@ export class ScheduledJobReconciler {
       const rows =
         ids.length === 0
           ? []
-          : await uow.manager.find(WorkflowEntity, {
+          : await (await uow.manager()).find(WorkflowEntity, {
               where: { id: In(ids) },
               select: { id: true, type: true, state: true, metadata: true },
             });

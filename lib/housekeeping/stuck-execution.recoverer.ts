@@ -27,6 +27,11 @@ export interface StuckPageStart {
 
 /** The column each kind is selected and ordered by (served by an index). */
 const FILTER_COLUMN = { in_progress: 'startedAt', scheduled: 'scheduledFor' } as const;
+/** The state as a literal, not a parameter, so the planner can match the partial index's predicate. */
+const STUCK_STATE_PREDICATES = {
+  in_progress: "execution.state = 'in_progress'",
+  scheduled: "execution.state = 'scheduled'",
+} as const;
 
 const RUNNABLE_WORKFLOW_STATES = ['ready', 'performing'];
 
@@ -75,8 +80,8 @@ export class StuckExecutionRecoverer {
     let recovered = 0;
     let after: StuckPageStart | null = null;
     while (!shouldStop()) {
-      const page: StepExecutionEntity[] = await this.database.transaction((uow) =>
-        this.stuckQuery(uow.manager, kind, cutoff, batchSize, after).getMany(),
+      const page: StepExecutionEntity[] = await this.database.transaction(async (uow) =>
+        this.stuckQuery(await uow.manager(), kind, cutoff, batchSize, after).getMany(),
       );
       for (const candidate of page) {
         if (shouldStop()) break;
@@ -92,8 +97,7 @@ export class StuckExecutionRecoverer {
 
   /**
    * The page query, ordered by the filter column so PostgreSQL walks the partial index on
-   * `started_at WHERE state = 'in_progress'` or the `(state, scheduled_for)` index. The state is
-   * a literal (not a parameter) so the planner can match the partial index's predicate.
+   * `started_at WHERE state = 'in_progress'` or the `(state, scheduled_for)` index.
    */
   stuckQuery(
     manager: EntityManager,
@@ -106,7 +110,7 @@ export class StuckExecutionRecoverer {
     const query = manager
       .createQueryBuilder(StepExecutionEntity, 'execution')
       .select(['execution.id', 'execution.workflowId', 'execution.stepName', column])
-      .where(`execution.state = '${kind}'`)
+      .where(STUCK_STATE_PREDICATES[kind])
       .andWhere(`${column} < :cutoff`, { cutoff });
     if (kind === 'scheduled') {
       query.innerJoin(

@@ -40,7 +40,7 @@ export class WorkflowGauges {
 
   async read(waitingOverdueCutoff: Date | null): Promise<GaugeReading[]> {
     return this.database.transaction(async (uow) => {
-      const counts = await uow.manager
+      const counts = await (await uow.manager())
         .createQueryBuilder(WorkflowEntity, 'workflow')
         .select('workflow.type', 'type')
         .addSelect('workflow.state', 'state')
@@ -76,8 +76,9 @@ export class WorkflowGauges {
       }
       if (!this.database.features.signals) return readings;
 
+      const manager = await uow.manager();
       const waitingQuery = () =>
-        uow.manager
+        manager
           .createQueryBuilder(StepExecutionEntity, 'execution')
           .innerJoin(WorkflowEntity, 'workflow', 'workflow.id = execution.workflowId')
           .select('workflow.type', 'type')

@@ -90,10 +90,11 @@ export interface GenevaDriveModuleOptions {
    */
   maxChainedSteps?: number;
   /**
-   * PostgreSQL: the runner prepares its statements once per connection (`PREPARE`, sent with the
-   * first use) so the server skips parsing and planning them. Default true; set false behind a
-   * pooler that hands a session's transactions to different server connections (PgBouncer in
-   * transaction mode), where a session's prepared statements do not follow it.
+   * PostgreSQL: the runner names its statements (protocol-level named statements, parsed once per
+   * connection and reused) so the server skips parsing and planning them. Default false: every
+   * statement is unnamed and nothing stays on a server connection, which is what a pooler in
+   * transaction mode needs (PgBouncer before 1.21, or without `max_prepared_statements`). Set true
+   * on direct connections, or behind PgBouncer ≥ 1.21 with `max_prepared_statements` set.
    */
   preparedStatements?: boolean;
   /** bytes of serialized JSON, default 131072; null disables */

@@ -67,7 +67,7 @@ export function resolveModuleOptions(
     defaultQueue: raw.defaultQueue ?? DEFAULT_QUEUE_NAME,
     worker: raw.worker ?? true,
     enqueueAfterCommit: raw.enqueueAfterCommit ?? true,
-    preparedStatements: raw.preparedStatements ?? true,
+    preparedStatements: raw.preparedStatements ?? false,
     stepChaining: {
       maxSteps: raw.maxChainedSteps ?? DEFAULT_MAX_CHAINED_STEPS,
       maxDurationMs: STEP_CHAIN_TIME_SLICE_MS,

@@ -5,6 +5,7 @@ import { StepExecutionEntity } from '../entities/step-execution.entity';
 import { WorkflowEntity } from '../entities/workflow.entity';
 import type { WorkflowState } from '../interfaces/states.interface';
 import { GenevaDriveDataSource } from './geneva-drive-data-source';
+import { quoteTable } from './sql-identifiers';
 import { retryTransientDatabaseErrors } from './transient-database-error';
 
 /** Waits before writing a checkpoint again after a lost connection (about 4 s in all: a failover). */
@@ -77,11 +78,6 @@ export class CursorCheckpointWriter {
     manager: EntityManager,
     entity: typeof StepExecutionEntity | typeof WorkflowEntity,
   ): string {
-    const { driver } = manager.connection;
-    return manager.connection
-      .getMetadata(entity)
-      .tablePath.split('.')
-      .map((part) => driver.escape(part))
-      .join('.');
+    return quoteTable(manager.connection.getMetadata(entity));
   }
 }

@@ -13,11 +13,13 @@ import { AfterCommitSubscriber } from '../queue/after-commit.subscriber';
 import { JobDispatcher } from '../queue/job-dispatcher';
 import { AsyncMutex, sqliteMutexFor } from './async-mutex';
 import { adaptMysqlJsonColumns } from './mysql-json-columns';
+import { checkMysqlSqlMode } from './mysql-sql-mode.check';
+import type { PgClient } from './postgres/postgres-pipeline';
 import {
   createPostgresBatchContext,
   PostgresQueryBatch,
   type PostgresBatchContext,
-} from './postgres-query-batch';
+} from './postgres/postgres-query-batch';
 import {
   applyColumnVisibility,
   detectSchemaFeatures,
@@ -78,6 +80,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
       }
     }
     this.familyName = databaseFamily(dataSource);
+    if (this.familyName === 'mysql') await checkMysqlSqlMode(dataSource);
     if (this.familyName === 'sqlite') this.sqliteMutex = sqliteMutexFor(dataSource);
     if (this.familyName === 'mysql' && !hasUtcTimezone(dataSource)) {
       (this.options.logger ?? new Logger('GenevaDrive')).warn(
@@ -89,7 +92,11 @@ export class GenevaDriveDataSource implements OnModuleInit {
     dataSource.subscribers.push(new AfterCommitSubscriber(this.dispatcher));
     this.source = dataSource;
     if (this.familyName === 'postgres')
-      this.batching = createPostgresBatchContext(dataSource, this.options.preparedStatements);
+      this.batching = createPostgresBatchContext(
+        dataSource,
+        this.options.preparedStatements,
+        () => this.schemaFeatures,
+      );
     this.readCommittedByDefault = await this.detectReadCommittedDefault(dataSource);
     await this.refreshSchemaFeatures();
   }
@@ -165,33 +172,38 @@ export class GenevaDriveDataSource implements OnModuleInit {
   }
 
   /**
-   * A hot-path transaction on PostgreSQL: `dataSource.transaction()`, with a PostgresQueryBatch
-   * taking over the query runner before the transaction opens, so the opening travels with the
-   * first statement.
+   * A hot-path transaction on PostgreSQL, owned by a PostgresQueryBatch on a connection of the
+   * DataSource's pool: its opening travels with the first statement, its writes with the COMMIT.
+   * The query runner only lends the connection (and its manager, for heroes); TypeORM does not
+   * see the transaction.
    */
   private async batchedTransaction<T>(
     work: (uow: UnitOfWork) => Promise<T>,
     options: TransactionOptions,
   ): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
-    const batch = new PostgresQueryBatch(this.batching!);
-    batch.attach(runner);
     let result: T;
     let uow: UnitOfWork;
     try {
-      await runner.startTransaction(this.readCommittedByDefault ? undefined : 'READ COMMITTED');
+      const client = (await runner.connect()) as PgClient;
+      const batch = new PostgresQueryBatch(
+        this.batching!,
+        client,
+        runner,
+        this.readCommittedByDefault ? 'BEGIN' : 'BEGIN ISOLATION LEVEL READ COMMITTED',
+      );
       uow = this.newUnitOfWork(runner.manager, options, batch);
-      result = await this.runWork(uow, work);
-      await runner.commitTransaction();
-    } catch (error) {
-      if (runner.isTransactionActive) {
+      try {
+        result = await this.runWork(uow, work);
+        await batch.commit();
+      } catch (error) {
         try {
-          await runner.rollbackTransaction();
+          await batch.rollback();
         } catch {
           // The transaction's own error is the one worth reporting; a lost connection rolls back anyway.
         }
+        throw error;
       }
-      throw error;
     } finally {
       await runner.release();
     }

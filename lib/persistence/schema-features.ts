@@ -34,6 +34,13 @@ export async function detectSchemaFeatures(dataSource: DataSource): Promise<Sche
   }
 }
 
+/** Whether a column of the library's tables exists, given which optional migrations have run. */
+export function isColumnPresent(features: SchemaFeatures, databaseName: string): boolean {
+  if (RESUMABLE_COLUMNS.includes(databaseName)) return features.resumable;
+  if (SIGNAL_COLUMNS.includes(databaseName)) return features.signals;
+  return true;
+}
+
 /**
  * Hides the columns of a migration that has not run from every ordinary read and write, so
  * everything else keeps working; shows them again once they exist.
@@ -41,11 +48,7 @@ export async function detectSchemaFeatures(dataSource: DataSource): Promise<Sche
 export function applyColumnVisibility(dataSource: DataSource, features: SchemaFeatures): void {
   const metadata = dataSource.getMetadata(StepExecutionEntity);
   for (const column of metadata.columns) {
-    const visible = RESUMABLE_COLUMNS.includes(column.databaseName)
-      ? features.resumable
-      : SIGNAL_COLUMNS.includes(column.databaseName)
-        ? features.signals
-        : true;
+    const visible = isColumnPresent(features, column.databaseName);
     column.isSelect = visible;
     column.isInsert = visible;
     column.isUpdate = visible;

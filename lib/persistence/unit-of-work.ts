@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { StepJob } from '../queue/step-job.interface';
-import type { PostgresQueryBatch } from './postgres-query-batch';
+import type { PostgresQueryBatch } from './postgres/postgres-query-batch';
 
 /** Work registered to run inside the transaction, after its body and before its commit. */
 type BeforeCommit = () => Promise<void>;
@@ -11,12 +11,10 @@ type BeforeCommit = () => Promise<void>;
  */
 export class UnitOfWork {
   readonly deferredJobs: StepJob[] = [];
-  /** Heroes read ahead in this transaction, by type and id, for the next load (HeroResolver). */
-  readonly preloadedHeroes = new Map<string, object | null>();
   private readonly beforeCommitWork = new Map<string, BeforeCommit>();
 
   constructor(
-    readonly manager: EntityManager,
+    private readonly entityManager: EntityManager,
     /** Whether the database takes row locks (`FOR UPDATE`); SQLite serializes instead. */
     readonly locks: boolean,
     private readonly enqueueNow: ((job: StepJob) => Promise<void>) | null,
@@ -35,6 +33,24 @@ export class UnitOfWork {
     /** PostgreSQL, the runner's transactions: round trips are saved (see PostgresQueryBatch). */
     readonly batch: PostgresQueryBatch | null = null,
   ) {}
+
+  /**
+   * The transaction's TypeORM manager, once everything held back has been sent: a query through
+   * it sees every write of this unit of work.
+   */
+  async manager(): Promise<EntityManager> {
+    if (this.batch) await this.batch.flush();
+    return this.entityManager;
+  }
+
+  /**
+   * The manager for reading tables the library never writes (a hero's): the transaction is open,
+   * but held-back writes may stay pending, saving a round trip.
+   */
+  async managerForOtherTables(): Promise<EntityManager> {
+    if (this.batch) await this.batch.open();
+    return this.entityManager;
+  }
 
   /** Enqueues after commit, or at once inside `withInlineEnqueue` / with `enqueueAfterCommit: false`. */
   async enqueue(job: StepJob): Promise<void> {

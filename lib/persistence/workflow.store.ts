@@ -1,13 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { In, type EntityManager } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { In, type EntityManager, type QueryDeepPartialEntity } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../entities/step-execution.entity';
 import { WorkflowEntity } from '../entities/workflow.entity';
 import { ACTIVE_EXECUTION_STATES } from '../common/states';
-import type { LiteralStatement } from './postgres-prepared-statements';
-import type { PgResult } from './postgres-query-batch';
-import { hydrateRow, selectById } from './row-reads';
 import type { UnitOfWork } from './unit-of-work';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
@@ -25,16 +21,16 @@ export class WorkflowStore {
   private readonly pendingWorkflowWrites = new WeakMap<UnitOfWork, Map<string, WorkflowChanges>>();
 
   /** Locks and reads the workflow row (always locked before any execution row). */
-  lockWorkflow(uow: UnitOfWork, id: string): Promise<WorkflowEntity | null> {
-    const query = uow.manager
+  async lockWorkflow(uow: UnitOfWork, id: string): Promise<WorkflowEntity | null> {
+    const query = (await uow.manager())
       .createQueryBuilder(WorkflowEntity, 'workflow')
       .where('workflow.id = :id', { id });
     if (uow.locks) query.setLock('pessimistic_write');
     return query.getOne();
   }
 
-  lockExecution(uow: UnitOfWork, id: string): Promise<StepExecutionEntity | null> {
-    const query = uow.manager
+  async lockExecution(uow: UnitOfWork, id: string): Promise<StepExecutionEntity | null> {
+    const query = (await uow.manager())
       .createQueryBuilder(StepExecutionEntity, 'execution')
       .where('execution.id = :id', { id });
     if (uow.locks) query.setLock('pessimistic_write');
@@ -43,42 +39,28 @@ export class WorkflowStore {
 
   /**
    * `lockWorkflow` then `lockExecution`. On PostgreSQL's batched hot path both travel in one round
-   * trip with the transaction's opening and `alongside` (other reads, such as a hero's), whose
-   * results come back in `alongside`; the execution is still read after the workflow lock is held.
+   * trip with the transaction's opening and its held-back writes; the execution is still read
+   * after the workflow lock is held (statements run in order).
    */
   async lockRows(
     uow: UnitOfWork,
     workflowId: string,
     executionId: string,
-    alongside: readonly LiteralStatement[] = [],
-  ): Promise<{
-    workflow: WorkflowEntity | null;
-    execution: StepExecutionEntity | null;
-    alongside: PgResult[];
-  }> {
+  ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null }> {
     if (!uow.batch) {
       const workflow = await this.lockWorkflow(uow, workflowId);
-      return { workflow, execution: await this.lockExecution(uow, executionId), alongside: [] };
+      return { workflow, execution: await this.lockExecution(uow, executionId) };
     }
-    const { connection } = uow.manager;
-    const workflowMetadata = connection.getMetadata(WorkflowEntity);
-    const executionMetadata = connection.getMetadata(StepExecutionEntity);
-    const literals = uow.batch.sqlLiterals;
-    const [workflows, executions, ...others] = await uow.batch.readTogether([
-      selectById(workflowMetadata, literals, workflowId, true),
-      selectById(executionMetadata, literals, executionId, true),
-      ...alongside,
+    const { workflows, executions } = uow.batch.tables;
+    const [workflowRead, executionRead] = await uow.batch.readTogether([
+      workflows.selectById(workflowId, true),
+      executions.selectById(executionId, true),
     ]);
-    const workflowRow = workflows.rows[0];
-    const executionRow = executions.rows[0];
+    const workflowRow = workflowRead.rows[0];
+    const executionRow = executionRead.rows[0];
     return {
-      workflow: workflowRow
-        ? hydrateRow<WorkflowEntity>(connection, workflowMetadata, workflowRow)
-        : null,
-      execution: executionRow
-        ? hydrateRow<StepExecutionEntity>(connection, executionMetadata, executionRow)
-        : null,
-      alongside: others,
+      workflow: workflowRow ? workflows.hydrate(workflowRow) : null,
+      execution: executionRow ? executions.hydrate(executionRow) : null,
     };
   }
 
@@ -131,7 +113,7 @@ export class WorkflowStore {
       updatedAt: now,
       ...fields,
     } satisfies Partial<WorkflowEntity>);
-    await uow.manager.insert(WorkflowEntity, workflow as QueryDeepPartialEntity<WorkflowEntity>);
+    await (await uow.manager()).insert(WorkflowEntity, workflow as QueryDeepPartialEntity<WorkflowEntity>);
     return workflow;
   }
 
@@ -165,9 +147,9 @@ export class WorkflowStore {
       updatedAt: now,
       ...fields,
     } satisfies Partial<StepExecutionEntity>);
-    if (uow.batch) uow.batch.insert(StepExecutionEntity, execution);
+    if (uow.batch) uow.batch.insert(uow.batch.tables.executions, execution);
     else
-      await uow.manager.insert(
+      await (await uow.manager()).insert(
         StepExecutionEntity,
         execution as QueryDeepPartialEntity<StepExecutionEntity>,
       );
@@ -186,7 +168,7 @@ export class WorkflowStore {
     const updatedAt = new Date();
     Object.assign(workflow, changes, { updatedAt });
     if (!uow.coalescesWorkflowWrites) {
-      await uow.manager.update(WorkflowEntity, { id: workflow.id }, {
+      await (await uow.manager()).update(WorkflowEntity, { id: workflow.id }, {
         ...changes,
         updatedAt,
       } as QueryDeepPartialEntity<WorkflowEntity>);
@@ -199,9 +181,9 @@ export class WorkflowStore {
     pendingByWorkflow.set(workflow.id, Object.assign(pending, changes, { updatedAt }));
     uow.beforeCommit(`workflow:${workflow.id}`, async () => {
       pendingByWorkflow.delete(workflow.id);
-      if (uow.batch) uow.batch.update(WorkflowEntity, { id: workflow.id }, pending);
+      if (uow.batch) uow.batch.update(uow.batch.tables.workflows, { id: workflow.id }, pending);
       else
-        await uow.manager.update(
+        await (await uow.manager()).update(
           WorkflowEntity,
           { id: workflow.id },
           pending as QueryDeepPartialEntity<WorkflowEntity>,
@@ -216,9 +198,9 @@ export class WorkflowStore {
   ): Promise<void> {
     const updatedAt = new Date();
     if (uow.batch)
-      uow.batch.update(StepExecutionEntity, { id: execution.id }, { ...changes, updatedAt });
+      uow.batch.update(uow.batch.tables.executions, { id: execution.id }, { ...changes, updatedAt });
     else {
-      await uow.manager.update(StepExecutionEntity, { id: execution.id }, {
+      await (await uow.manager()).update(StepExecutionEntity, { id: execution.id }, {
         ...changes,
         updatedAt,
       } as QueryDeepPartialEntity<StepExecutionEntity>);
@@ -241,12 +223,12 @@ export class WorkflowStore {
     } as const;
     if (uow.batch)
       uow.batch.update(
-        StepExecutionEntity,
+        uow.batch.tables.executions,
         { workflowId, state: ['scheduled', 'waiting'] },
         changes,
       );
     else
-      await uow.manager.update(
+      await (await uow.manager()).update(
         StepExecutionEntity,
         { workflowId, state: In(['scheduled', 'waiting']) },
         changes,

@@ -35,21 +35,6 @@ export class StepChain {
     this.deadline = Date.now() + limits.maxDurationMs;
   }
 
-  /**
-   * Whether `step` could run in process next, judged before its execution exists (its job options
-   * and due time are checked by `claim`).
-   */
-  mayTake(step: StepDefinition): boolean {
-    return (
-      this.chained < this.limits.maxSteps &&
-      step.kind !== 'removed' &&
-      !step.waitFor &&
-      !step.waitMs &&
-      Date.now() < this.deadline &&
-      !this.shutdown.requested
-    );
-  }
-
   /** Whether `step`, due at `scheduledFor` with `jobOptions`, runs in process next. Counts it if so. */
   claim(
     step: StepDefinition,

@@ -19,7 +19,6 @@ import {
 } from './exception-decision';
 import { errorColumns, exceptionInfo, terminalTransition } from './execution-transitions';
 import type { FlowControlRequest } from './flow-control';
-import { HeroResolver } from './hero-resolver';
 import type { PreparedStep, StepRun } from './prepared-step.interface';
 import type { StepContextImpl } from './step-context';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
@@ -76,7 +75,6 @@ export class StepFinalizer {
     private readonly scheduler: WorkflowScheduler,
     private readonly rendezvous: SignalRendezvous,
     private readonly preparer: StepPreparer,
-    private readonly heroes: HeroResolver,
   ) {}
 
   async finalize(
@@ -86,14 +84,11 @@ export class StepFinalizer {
     chain: StepChain | null = null,
   ): Promise<FinalizeOutcome> {
     const none: FinalizeOutcome = { raise: null, report: null };
-    const heroRead = this.heroReadAhead(uow, prepared, run, chain);
-    const { workflow, execution, alongside } = await this.store.lockRows(
+    const { workflow, execution } = await this.store.lockRows(
       uow,
       prepared.workflow.id,
       prepared.execution.id,
-      heroRead ? [heroRead.statement] : [],
     );
-    if (heroRead) await heroRead.keep(alongside[0]);
     if (!workflow || !execution || execution.state !== 'in_progress') {
       prepared.logger.warn(
         `Execution is no longer in progress (${execution?.state ?? 'deleted'}); not finalizing`,
@@ -156,27 +151,6 @@ export class StepFinalizer {
   }
 
   /**
-   * A step that goes on to the next one may start it in this transaction, which then loads the
-   * hero: read it with the row locks, in the same round trip, where the unit of work can.
-   */
-  private heroReadAhead(
-    uow: UnitOfWork,
-    prepared: PreparedStep,
-    run: StepRun,
-    chain: StepChain | null,
-  ) {
-    const { heroType, heroId } = prepared.workflow;
-    if (!chain || !heroType || !heroId) return null;
-    const goesOn =
-      run.result.kind === 'completed' ||
-      (run.result.kind === 'flow' && run.result.request.action === 'skip');
-    const next = goesOn
-      ? prepared.definition.steps.nextAfter(prepared.execution.stepName)
-      : undefined;
-    return next && chain.mayTake(next) ? this.heroes.readAhead(uow, heroType, heroId) : null;
-  }
-
-  /**
    * Applies the exception policy to an exception of the given phase. Body and precondition
    * exceptions set the execution's outcome from the action; other prepare exceptions leave it
    * `failed/failed` and only the workflow follows the action.
@@ -190,8 +164,9 @@ export class StepFinalizer {
   ): Promise<FinalizeOutcome> {
     const { definition, step, execution, workflow } = rows;
     const policy = selectPolicy(error, definition, step);
+    const manager = await uow.manager();
     const prior = await consecutiveReattemptsPaged(execution, (offset, limit) =>
-      this.store.executionsOfStep(uow.manager, workflow.id, execution.stepName, { offset, limit }),
+      this.store.executionsOfStep(manager, workflow.id, execution.stepName, { offset, limit }),
     );
     let decision: ExceptionDecision;
     try {

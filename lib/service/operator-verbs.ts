@@ -62,7 +62,7 @@ export class OperatorVerbs {
       if (locked.state !== 'paused') {
         throw new InvalidStateError(`Cannot resume a ${locked.state} workflow (only paused ones).`);
       }
-      const current = await this.store.currentExecution(uow.manager, locked.id, uow.locks);
+      const current = await this.store.currentExecution((await uow.manager()), locked.id, uow.locks);
       if (current?.state === 'in_progress') {
         await this.store.updateWorkflow(uow, locked, { state: 'performing', transitionedAt: null });
         return;
@@ -133,12 +133,12 @@ export class OperatorVerbs {
     stepName: string,
   ): Promise<StepExecutionEntity | null> {
     if (!this.database.features.resumable) return null;
-    const [latest] = await this.store.executionsOfStep(uow.manager, workflowId, stepName);
+    const [latest] = await this.store.executionsOfStep((await uow.manager()), workflowId, stepName);
     if (!latest) return null;
     const stopped =
       latest.outcome === 'workflow_paused' || (latest.state === 'failed' && latest.cursor !== null);
     if (!stopped) return null;
-    const successor = await uow.manager.findOne(StepExecutionEntity, {
+    const successor = await (await uow.manager()).findOne(StepExecutionEntity, {
       where: { continuesFromId: latest.id },
     });
     return successor ? null : latest;
@@ -189,7 +189,7 @@ export class OperatorVerbs {
       }
       let reference = locked.nextStepName;
       if (locked.state === 'ready') {
-        const current = await this.store.currentExecution(uow.manager, locked.id, uow.locks);
+        const current = await this.store.currentExecution((await uow.manager()), locked.id, uow.locks);
         if (current) {
           await this.store.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
           await this.rendezvous.settle(uow, current.signalId, [current.stepName]);
@@ -197,7 +197,7 @@ export class OperatorVerbs {
         }
       } else if (reference !== null) {
         // The paused workflow's failed step: its claimed signal is settled by the skip.
-        const [latest] = await this.store.executionsOfStep(uow.manager, locked.id, reference);
+        const [latest] = await this.store.executionsOfStep((await uow.manager()), locked.id, reference);
         if (latest?.signalId) await this.rendezvous.settle(uow, latest.signalId, [reference]);
       }
       await this.store.updateWorkflow(uow, locked, {
@@ -216,7 +216,7 @@ export class OperatorVerbs {
       if (locked.state === 'finished' || locked.state === 'canceled') {
         throw new InvalidStateError(`Cannot cancel a ${locked.state} workflow.`);
       }
-      const current = await this.store.currentExecution(uow.manager, locked.id, uow.locks);
+      const current = await this.store.currentExecution((await uow.manager()), locked.id, uow.locks);
       if (current && current.state !== 'in_progress') {
         await this.store.updateExecution(uow, current, terminalTransition('canceled', 'canceled'));
       }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import type { QueryDeepPartialEntity } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { SignalEntity } from '../entities/signal.entity';
 import { StepExecutionEntity } from '../entities/step-execution.entity';
@@ -14,10 +14,15 @@ import type { UnitOfWork } from '../persistence/unit-of-work';
 @Injectable()
 export class SignalStore {
   /** The duplicate-signal lookup. */
-  findByKey(uow: UnitOfWork, workflowId: string, name: string, idempotencyKey: string): Promise<SignalEntity | null> {
+  async findByKey(
+    uow: UnitOfWork,
+    workflowId: string,
+    name: string,
+    idempotencyKey: string,
+  ): Promise<SignalEntity | null> {
     return lockingRead(
       uow,
-      uow.manager
+      (await uow.manager())
         .createQueryBuilder(SignalEntity, 'signal')
         .where('signal.workflowId = :workflowId', { workflowId })
         .andWhere('signal.name = :name', { name })
@@ -25,18 +30,18 @@ export class SignalStore {
     ).getOne();
   }
 
-  findById(uow: UnitOfWork, id: string): Promise<SignalEntity | null> {
+  async findById(uow: UnitOfWork, id: string): Promise<SignalEntity | null> {
     return lockingRead(
       uow,
-      uow.manager.createQueryBuilder(SignalEntity, 'signal').where('signal.id = :id', { id }),
+      (await uow.manager()).createQueryBuilder(SignalEntity, 'signal').where('signal.id = :id', { id }),
     ).getOne();
   }
 
   /** Signals not yet consumed, oldest first (FIFO). */
-  attachable(uow: UnitOfWork, workflowId: string): Promise<SignalEntity[]> {
+  async attachable(uow: UnitOfWork, workflowId: string): Promise<SignalEntity[]> {
     return lockingRead(
       uow,
-      uow.manager
+      (await uow.manager())
         .createQueryBuilder(SignalEntity, 'signal')
         .where('signal.workflowId = :workflowId', { workflowId })
         .andWhere("signal.state <> 'consumed'")
@@ -46,10 +51,10 @@ export class SignalStore {
   }
 
   /** Executions parked waiting for a signal, oldest first. */
-  waitingExecutions(uow: UnitOfWork, workflowId: string): Promise<StepExecutionEntity[]> {
+  async waitingExecutions(uow: UnitOfWork, workflowId: string): Promise<StepExecutionEntity[]> {
     return lockingRead(
       uow,
-      uow.manager
+      (await uow.manager())
         .createQueryBuilder(StepExecutionEntity, 'execution')
         .where('execution.workflowId = :workflowId', { workflowId })
         .andWhere("execution.state = 'waiting'")
@@ -59,10 +64,10 @@ export class SignalStore {
   }
 
   /** Every execution ever attached to the signal. */
-  attachedExecutions(uow: UnitOfWork, signalId: string): Promise<StepExecutionEntity[]> {
+  async attachedExecutions(uow: UnitOfWork, signalId: string): Promise<StepExecutionEntity[]> {
     return lockingRead(
       uow,
-      uow.manager
+      (await uow.manager())
         .createQueryBuilder(StepExecutionEntity, 'execution')
         .where('execution.signalId = :signalId', { signalId })
         .orderBy('execution.createdAt', 'ASC')
@@ -91,8 +96,9 @@ export class SignalStore {
       ...fields,
     } satisfies Partial<SignalEntity>);
     const { duplicateDelivery: _notAColumn, ...row } = signal;
+    const manager = await uow.manager();
     if (fields.idempotencyKey === null) {
-      await uow.manager.insert(SignalEntity, row as QueryDeepPartialEntity<SignalEntity>);
+      await manager.insert(SignalEntity, row as QueryDeepPartialEntity<SignalEntity>);
       return signal;
     }
     // The caller looked the key up under the workflow lock, so a conflict here is a redelivery
@@ -101,14 +107,14 @@ export class SignalStore {
     // INSERT IGNORE, which also hides truncation and other errors).
     if (uow.lockingReads) {
       try {
-        await uow.manager.transaction((savepoint) =>
+        await manager.transaction((savepoint) =>
           savepoint.insert(SignalEntity, row as QueryDeepPartialEntity<SignalEntity>),
         );
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
     } else {
-      await uow.manager
+      await manager
         .createQueryBuilder()
         .insert()
         .into(SignalEntity)
@@ -125,7 +131,7 @@ export class SignalStore {
 
   async update(uow: UnitOfWork, signal: SignalEntity, changes: Partial<SignalEntity>): Promise<void> {
     const updatedAt = new Date();
-    await uow.manager.update(SignalEntity, { id: signal.id }, {
+    await (await uow.manager()).update(SignalEntity, { id: signal.id }, {
       ...changes,
       updatedAt,
     } as QueryDeepPartialEntity<SignalEntity>);

@@ -1,6 +1,16 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { Queue } from 'bullmq';
+import { randomBytes } from 'node:crypto';
 import { QueryFailedError, type DataSource, type Logger } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { StepExecutionEntity, WorkflowEntity, type GenevaDriveModuleOptions } from '../../lib';
+import {
+  GenevaDriveModule,
+  StepExecutionEntity,
+  WorkflowEntity,
+  type GenevaDriveModuleOptions,
+} from '../../lib';
 import { GenevaDriveDataSource } from '../../lib/persistence/geneva-drive-data-source';
 import { isTransientDatabaseError } from '../../lib/persistence/transient-database-error';
 import type { UnitOfWork } from '../../lib/persistence/unit-of-work';
@@ -9,14 +19,27 @@ import { HeroResolver } from '../../lib/runner/hero-resolver';
 import { ThreeStepWorkflow } from '../fixtures/basic.workflows';
 import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
-import { describeOn } from './support/describe-if';
+import { testPooler } from './support/database';
+import { describeIf, describeOn } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
-import { PreparedStatementLog, splitStatements } from './support/sql-text';
+import {
+  heldStatements,
+  namePrefixOf,
+  STATEMENT_NAME,
+  type HeldStatement,
+} from './support/pg-statements';
+import { splitStatements } from './support/sql-text';
 
-/** A message the DataSource sent, and the pg client it went on. */
+/** A message the DataSource's logger saw: its SQL text, its bound values, the pg client it went on. */
 interface SentMessage {
   sql: string;
-  client: object | undefined;
+  parameters: unknown[];
+  client: PgClientLike | undefined;
+}
+
+/** What the tests read of a node-postgres client. */
+interface PgClientLike {
+  pipeline?: boolean;
 }
 
 /** The tables a statement's shape names. */
@@ -28,14 +51,13 @@ const TABLES = [
 ];
 
 /**
- * Every message the DataSource sends, as its logger sees it (TypeORM logs each query before
- * sending it, and PostgresQueryBatch logs its messages the same way; bench/support/sql-counter.ts
- * wraps the logger likewise), with the batch's prepared statements resolved: the PREPAREs are
- * remembered so that an EXECUTE can be read as the SQL it runs.
+ * Every message the DataSource sends, as its logger sees it: TypeORM logs each query before
+ * sending it, and PostgresQueryBatch logs each of its messages as one `logQuery` call, statement
+ * texts joined with ';\n' and every statement's values flattened as the parameters
+ * (bench/support/sql-counter.ts wraps the logger likewise).
  */
 class SentSql {
   private readonly messages: SentMessage[] = [];
-  private readonly prepared = new PreparedStatementLog();
 
   private constructor() {}
 
@@ -44,7 +66,10 @@ class SentSql {
     const logger = dataSource.logger;
     const recording: Logger = Object.assign(Object.create(logger) as Logger, {
       logQuery: (...args: Parameters<Logger['logQuery']>) => {
-        sent.record(args[0], args[2]);
+        const [sql, parameters, queryRunner] = args;
+        const client = (queryRunner as { databaseConnection?: PgClientLike } | undefined)
+          ?.databaseConnection;
+        sent.messages.push({ sql, parameters: parameters ?? [], client });
         logger.logQuery(...args);
       },
     });
@@ -62,43 +87,23 @@ class SentSql {
     return this.messages.slice(mark);
   }
 
-  /** Each message since `mark` as its statements, EXECUTEs resolved and PREPAREs left out. */
+  /** Each message since `mark` as its statements. */
   statements(mark: number): string[][] {
-    return this.since(mark).map((message) => this.resolve(message.sql));
+    return this.since(mark).map((message) => splitStatements(message.sql));
   }
 
   /**
-   * Each message since `mark` as the shapes of its statements: `START TRANSACTION`, `COMMIT`,
-   * `ROLLBACK`, or the verb and table (`UPDATE geneva_drive_step_executions`), `FOR UPDATE` when
-   * locking. SET TRANSACTION (part of the opening where the server's default isolation is not
-   * READ COMMITTED) is left out.
+   * Each message since `mark` as the shapes of its statements: `BEGIN` (with or without its
+   * isolation level), `COMMIT`, `ROLLBACK`, or the verb and table (`UPDATE
+   * geneva_drive_step_executions`), `FOR UPDATE` when locking.
    */
   shapes(mark: number): string[][] {
-    return this.statements(mark).map((statements) =>
-      statements.filter((statement) => !statement.startsWith('SET TRANSACTION')).map(shapeOf),
-    );
-  }
-
-  private record(sql: string, queryRunner: unknown): void {
-    const client = (queryRunner as { databaseConnection?: object } | undefined)?.databaseConnection;
-    this.messages.push({ sql, client });
-    this.prepared.remember(sql);
-  }
-
-  private resolve(sql: string): string[] {
-    return splitStatements(sql)
-      .filter((statement) => !statement.startsWith('PREPARE '))
-      .map((statement) => {
-        if (!statement.startsWith('EXECUTE ')) return statement;
-        const expanded = this.prepared.expand(statement);
-        if (!expanded) throw new Error(`No PREPARE was seen for ${statement}`);
-        return expanded;
-      });
+    return this.statements(mark).map((statements) => statements.map(shapeOf));
   }
 }
 
 function shapeOf(statement: string): string {
-  const control = /^(START TRANSACTION|COMMIT|ROLLBACK)\b/.exec(statement);
+  const control = /^(BEGIN|COMMIT|ROLLBACK)\b/.exec(statement);
   if (control) return control[1];
   const verb =
     /^\s*(SELECT|INSERT|UPDATE|DELETE)\b/i.exec(statement)?.[1].toUpperCase() ?? statement;
@@ -107,30 +112,52 @@ function shapeOf(statement: string): string {
   return [verb, table, lock].filter((part) => part).join(' ');
 }
 
-/** The part of pg-pool and its clients the DEALLOCATE test touches. */
-interface PgPool {
-  idleCount: number;
-  connect(): Promise<PgPoolClient>;
+/** The highest `$n` a statement uses: how many values are bound to it. */
+function placeholdersOf(statement: string): number {
+  return Math.max(0, ...[...statement.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
 }
-interface PgPoolClient {
-  query(sql: string): Promise<unknown>;
-  release(): void;
+
+/**
+ * SPEC §16.1: no value is ever part of the SQL text. The text holds no string literal at all, and
+ * its statements' placeholders account for every value logged with it, in order.
+ */
+function expectOnlyBoundValues(message: SentMessage): void {
+  const statements = splitStatements(message.sql);
+  const placeholders = statements.reduce((sum, statement) => sum + placeholdersOf(statement), 0);
+  expect({ sql: message.sql, quoted: message.sql.includes("'"), placeholders }).toEqual({
+    sql: message.sql,
+    quoted: false,
+    placeholders: message.parameters.length,
+  });
 }
 
 type NewExecutionFields = Parameters<WorkflowStore['insertExecution']>[1];
 
 const OPENING_AND_LOCKS = [
-  'START TRANSACTION',
+  'BEGIN',
   'SELECT geneva_drive_workflows FOR UPDATE',
   'SELECT geneva_drive_step_executions FOR UPDATE',
 ];
 
+/** A value no SQL text may carry: a quote, a backslash, a semicolon, a newline, a placeholder. */
+const AWKWARD = 'it\'s a \\ path;\n  next line "quoted" $1 ü';
+
+/** One library instance (a GenevaDriveModule) on a DataSource, with the pieces the tests drive. */
+interface LibraryInstance {
+  database: GenevaDriveDataSource;
+  store: WorkflowStore;
+}
+
 /** The library's pieces the tests drive directly, on one booted app. */
-class BatchBench {
+class BatchBench implements LibraryInstance {
   readonly database: GenevaDriveDataSource;
   readonly store: WorkflowStore;
   readonly heroes: HeroResolver;
   readonly sent: SentSql;
+  /** Every statement text a hot-path transaction of this bench sent. */
+  readonly hotPathTexts = new Set<string>();
+  /** `gd_<instance>` of this app's library, once `learnStatementPrefix` ran. */
+  private prefix: string | null = null;
 
   constructor(readonly harness: EngineHarness) {
     this.database = harness.get(GenevaDriveDataSource);
@@ -139,19 +166,54 @@ class BatchBench {
     this.sent = SentSql.install(harness.dataSource);
   }
 
-  static async boot(options: GenevaDriveModuleOptions = {}): Promise<BatchBench> {
+  /**
+   * An app on a pool of ONE connection (`extra.max`), so every transaction and every check of
+   * `pg_prepared_statements` is on the same server connection.
+   */
+  static async boot(
+    options: GenevaDriveModuleOptions = {},
+    extra: Record<string, unknown> = {},
+  ): Promise<BatchBench> {
     const harness = await EngineHarness.boot({
       workflows: [ThreeStepWorkflow],
       providers: [StepJournal],
       entities: [Order],
       options: { worker: false, ...options },
+      extra: { max: 1, ...extra },
     });
     return new BatchBench(harness);
   }
 
-  /** A runner transaction: batched on PostgreSQL. */
-  hotPath<T>(work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    return this.database.transaction(work, undefined, { hotPath: true });
+  get dataSource(): DataSource {
+    return this.harness.dataSource;
+  }
+
+  /**
+   * A runner transaction (batched on PostgreSQL), by this app's library or `instance`. Whatever
+   * it sent, every message must carry its values as bound parameters only.
+   */
+  async hotPath<T>(
+    work: (uow: UnitOfWork) => Promise<T>,
+    instance: LibraryInstance = this,
+  ): Promise<T> {
+    const mark = this.sent.mark();
+    try {
+      return await instance.database.transaction(work, undefined, { hotPath: true });
+    } finally {
+      const messages = this.sent.since(mark);
+      for (const text of textsOf(messages)) this.hotPathTexts.add(text);
+      for (const message of messages) expectOnlyBoundValues(message);
+    }
+  }
+
+  /** A hot-path transaction expected to fail: resolves its error. */
+  failingHotPath(work: (uow: UnitOfWork) => Promise<unknown>): Promise<unknown> {
+    return this.hotPath(work).then(
+      () => {
+        throw new Error('the transaction was expected to fail');
+      },
+      (caught: unknown) => caught,
+    );
   }
 
   /** A library transaction outside the hot path: plain TypeORM. */
@@ -186,21 +248,54 @@ class BatchBench {
   }
 
   async execution(id: string): Promise<StepExecutionEntity> {
-    const execution = await this.store.findExecution(this.database.manager, id);
+    const execution = await this.database.manager.findOne(StepExecutionEntity, { where: { id } });
     if (!execution) throw new Error(`execution ${id} is gone`);
     return execution;
   }
 
   async workflow(id: string): Promise<WorkflowEntity> {
-    return this.database.manager.findOneByOrFail(WorkflowEntity, { id });
+    const workflow = await this.database.manager.findOne(WorkflowEntity, { where: { id } });
+    if (!workflow) throw new Error(`workflow ${id} is gone`);
+    return workflow;
   }
 
-  /** What lockWorkflow and lockExecution read outside the batch (plain TypeORM getOne). */
-  lockedByTypeOrm(workflowId: string, executionId: string) {
-    return this.plain(async (uow) => ({
-      workflow: await this.store.lockWorkflow(uow, workflowId),
-      execution: await this.store.lockExecution(uow, executionId),
-    }));
+  /**
+   * That the pool's one connection is not left inside a transaction: a statement of its own
+   * implicit transaction starts it (`now()` is the start of the transaction, not the statement).
+   */
+  async expectNoOpenTransaction(): Promise<void> {
+    const [row] = await this.dataSource.query<Array<{ fresh: boolean }>>(
+      'SELECT now() = statement_timestamp() AS fresh',
+    );
+    expect(row).toEqual({ fresh: true });
+  }
+
+  /** The named statements the (one) pooled connection holds now, of every library instance. */
+  held(): Promise<HeldStatement[]> {
+    return heldStatements(this.dataSource);
+  }
+
+  /**
+   * With `preparedStatements: true`, on a connection that holds no statement yet: runs one
+   * transaction and remembers the one name prefix the connection then holds, for `ownHeld`.
+   */
+  async learnStatementPrefix(): Promise<void> {
+    expect(await this.held()).toEqual([]);
+    await this.hotPath((uow) => this.store.lockRows(uow, uuidv7(), uuidv7()));
+    const prefixes = new Set((await this.held()).map((held) => namePrefixOf(held.name)));
+    expect(prefixes.size).toBe(1);
+    this.prefix = [...prefixes][0];
+  }
+
+  /** The named statements of this app's library the connection holds now. */
+  async ownHeld(): Promise<HeldStatement[]> {
+    if (!this.prefix) throw new Error('learnStatementPrefix() first');
+    const prefix = this.prefix;
+    return (await this.held()).filter((held) => namePrefixOf(held.name) === prefix);
+  }
+
+  get statementPrefix(): string | null {
+    return this.prefix;
   }
 
   close(): Promise<void> {
@@ -208,46 +303,94 @@ class BatchBench {
   }
 }
 
-const AWKWARD_NOTE = 'it\'s a \\ path;\n  next line "quoted" $1 ü';
-
 /**
- * What the runner's finalize does on success: lock both rows, complete the execution, insert the
- * next one, point the workflow at it. The locked rows must be what TypeORM's own lock reads return
- * (checked inside the transaction, before the changes). Resolves the rows it left and what was
- * sent.
+ * A second GenevaDriveModule (another app in the same process) on the bench's DataSource, hence
+ * on the same pool and server connection.
  */
-async function finishStepAndScheduleNext(bench: BatchBench) {
-  const workflow = await bench.newWorkflow({ stepJobOptions: { attempts: 3 }, note: AWKWARD_NOTE });
+async function bootSecondInstance(
+  bench: BatchBench,
+  options: GenevaDriveModuleOptions,
+): Promise<LibraryInstance & { close(): Promise<void> }> {
+  const prefix = `gd-test-${randomBytes(4).toString('hex')}`;
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      GenevaDriveModule.forRoot({
+        prefix,
+        worker: false,
+        housekeeping: { enabled: false },
+        ...options,
+      }),
+    ],
+    providers: [{ provide: getDataSourceToken(), useValue: bench.dataSource }],
+  }).compile();
+  const app: INestApplication = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  return {
+    database: app.get(GenevaDriveDataSource),
+    store: app.get(WorkflowStore),
+    close: async () => {
+      await app.close();
+      const queue = new Queue('geneva-drive', {
+        connection: { host: '127.0.0.1', port: 6379 },
+        prefix,
+      });
+      await queue.obliterate({ force: true });
+      await queue.close();
+    },
+  };
+}
+
+/** The rows a finalize starts from, and what TypeORM's own reads return for them. */
+async function stepInProgress(bench: BatchBench) {
+  const workflow = await bench.newWorkflow({ stepJobOptions: { attempts: 3 }, note: AWKWARD });
   const execution = await bench.newExecution(workflow.id, {
     state: 'in_progress',
     startedAt: new Date('2026-04-01T08:00:00.001Z'),
     cursor: { page: 2, at: new Date('2026-04-01T07:59:59.999Z') },
   });
-  const reference = await bench.lockedByTypeOrm(workflow.id, execution.id);
+  return {
+    workflow,
+    execution,
+    reference: {
+      workflow: await bench.workflow(workflow.id),
+      execution: await bench.execution(execution.id),
+    },
+  };
+}
+
+/**
+ * What the runner's finalize does on success: lock both rows, complete the execution, insert the
+ * next one, point the workflow at it. The locked rows must be what TypeORM's own reads return
+ * (checked inside the transaction, before the changes). Resolves the rows it left and what was
+ * sent.
+ */
+async function finishStepAndScheduleNext(bench: BatchBench, instance: LibraryInstance = bench) {
+  const { workflow, execution, reference } = await stepInProgress(bench);
   const done = new Date('2026-04-01T08:00:01.234Z');
   const mark = bench.sent.mark();
   const next = await bench.hotPath(async (uow) => {
-    const locked = await bench.store.lockRows(uow, workflow.id, execution.id);
+    const locked = await instance.store.lockRows(uow, workflow.id, execution.id);
     expect(locked.workflow).toStrictEqual(reference.workflow);
     expect(locked.execution).toStrictEqual(reference.execution);
-    await bench.store.updateExecution(uow, locked.execution!, {
+    await instance.store.updateExecution(uow, locked.execution!, {
       state: 'completed',
       outcome: 'success',
       completedAt: done,
       finishedAt: done,
-      metadata: { user: { note: AWKWARD_NOTE } },
+      jobId: AWKWARD,
+      metadata: { user: { note: AWKWARD } },
     });
-    const next = await bench.store.insertExecution(uow, {
+    const next = await instance.store.insertExecution(uow, {
       workflowId: workflow.id,
-      stepName: 'second',
+      stepName: AWKWARD,
       scheduledFor: done,
     });
-    await bench.store.updateWorkflow(uow, locked.workflow!, {
+    await instance.store.updateWorkflow(uow, locked.workflow!, {
       state: 'performing',
-      nextStepName: 'second',
+      nextStepName: AWKWARD,
     });
     return next;
-  });
+  }, instance);
   return {
     workflow,
     execution,
@@ -263,7 +406,7 @@ async function finishStepAndScheduleNext(bench: BatchBench) {
   };
 }
 
-/** What both prepared and inlined batches must send and commit for `finishStepAndScheduleNext`. */
+/** What every way of sending must send and commit for `finishStepAndScheduleNext`. */
 function expectStepFinishedAndNextScheduled(
   run: Awaited<ReturnType<typeof finishStepAndScheduleNext>>,
 ): void {
@@ -281,13 +424,14 @@ function expectStepFinishedAndNextScheduled(
     outcome: 'success',
     completedAt: run.done,
     finishedAt: run.done,
-    metadata: { user: { note: AWKWARD_NOTE } },
+    jobId: AWKWARD,
+    metadata: { user: { note: AWKWARD } },
     cursor: { page: 2, at: new Date('2026-04-01T07:59:59.999Z') },
   });
   expect(run.rows.next).toMatchObject({
     id: run.next.id,
     workflowId: run.workflow.id,
-    stepName: 'second',
+    stepName: AWKWARD,
     state: 'scheduled',
     outcome: null,
     scheduledFor: run.done,
@@ -295,493 +439,719 @@ function expectStepFinishedAndNextScheduled(
   });
   expect(run.rows.workflow).toMatchObject({
     state: 'performing',
-    nextStepName: 'second',
-    metadata: { stepJobOptions: { attempts: 3 }, note: AWKWARD_NOTE },
+    nextStepName: AWKWARD,
+    metadata: { stepJobOptions: { attempts: 3 }, note: AWKWARD },
+  });
+}
+
+/** The distinct statement texts of some messages. */
+function textsOf(messages: readonly SentMessage[]): Set<string> {
+  return new Set(messages.flatMap((message) => splitStatements(message.sql)));
+}
+
+/** The SQLSTATE of a database error, as TypeORM wraps it or as the driver raised it. */
+function sqlState(error: unknown): unknown {
+  const { driverError, code } = error as { driverError?: { code?: unknown }; code?: unknown };
+  return driverError?.code ?? code;
+}
+
+/**
+ * Two rows of one workflow and the change that breaks the one-active-execution index: reopening
+ * `done` while `active` is scheduled. The failure comes from the COMMIT's message, where the
+ * pending update is sent.
+ */
+async function uniqueViolation(bench: BatchBench) {
+  const workflow = await bench.newWorkflow();
+  const active = await bench.newExecution(workflow.id, { state: 'scheduled' });
+  const done = await bench.newExecution(workflow.id, {
+    state: 'completed',
+    outcome: 'success',
+    stepName: 'zero',
+  });
+  const reopen = { state: 'scheduled', outcome: null, finishedAt: null } as const;
+  return {
+    workflow,
+    active,
+    done,
+    reopen,
+    fail: () =>
+      bench.failingHotPath(async (uow) => {
+        const { execution } = await bench.store.lockRows(uow, workflow.id, done.id);
+        await bench.store.updateExecution(uow, execution!, reopen);
+      }),
+  };
+}
+
+/**
+ * The transactions every way of sending must run correctly: a finalize, a rollback, a failed
+ * message and a failed read, each followed by a transaction that works on the same connection.
+ */
+function itRunsTheHotPathTransactions(bench: () => BatchBench): void {
+  it('sends a finalize (lock, complete, insert the next, point the workflow at it) in two messages and commits it', async () => {
+    const run = await finishStepAndScheduleNext(bench());
+    expectStepFinishedAndNextScheduled(run);
+  });
+
+  it('drops the pending writes of a transaction whose body throws, and sends ROLLBACK, not COMMIT', async () => {
+    const b = bench();
+    const workflow = await b.newWorkflow();
+    const execution = await b.newExecution(workflow.id);
+
+    const mark = b.sent.mark();
+    await expect(
+      b.hotPath(async (uow) => {
+        const { execution: locked } = await b.store.lockRows(uow, workflow.id, execution.id);
+        await b.store.updateExecution(uow, locked!, {
+          state: 'in_progress',
+          startedAt: new Date(),
+        });
+        await b.store.insertExecution(uow, {
+          workflowId: workflow.id,
+          stepName: 'second',
+          scheduledFor: new Date(),
+        });
+        throw new Error('step body failed');
+      }),
+    ).rejects.toThrow('step body failed');
+    const sent = b.sent.shapes(mark);
+    await b.expectNoOpenTransaction();
+
+    expect(await b.execution(execution.id)).toMatchObject({
+      state: 'scheduled',
+      startedAt: null,
+    });
+    expect(await b.store.executionsOfStep(b.database.manager, workflow.id, 'second')).toEqual([]);
+    expect(sent).toEqual([OPENING_AND_LOCKS, ['ROLLBACK']]);
+  });
+
+  it('a failed message fails the transaction with the database error, rolls back, and the next transaction on the pool works', async () => {
+    const b = bench();
+    const { workflow, active, done, reopen, fail } = await uniqueViolation(b);
+
+    const mark = b.sent.mark();
+    const error = await fail();
+    expect(sqlState(error)).toBe('23505');
+    expect(isTransientDatabaseError(error)).toBe(false);
+    const sent = b.sent.shapes(mark);
+    await b.expectNoOpenTransaction();
+    const failedClient = b.sent.since(mark)[0].client;
+    expect(await b.execution(done.id)).toMatchObject({ state: 'completed', outcome: 'success' });
+
+    // The same statements again, on the same connection (the pool has one).
+    const retryMark = b.sent.mark();
+    await b.hotPath(async (uow) => {
+      const { execution: locked } = await b.store.lockRows(uow, workflow.id, active.id);
+      await b.store.updateExecution(uow, locked!, {
+        state: 'canceled',
+        outcome: 'canceled',
+        finishedAt: new Date(),
+      });
+      await b.store.updateExecution(uow, done, reopen);
+    });
+    const retry = b.sent.since(retryMark);
+    expect(retry.map((message) => message.client)).toEqual([failedClient, failedClient]);
+    expect(await b.execution(active.id)).toMatchObject({ state: 'canceled' });
+    expect(await b.execution(done.id)).toMatchObject({
+      state: 'scheduled',
+      outcome: null,
+      finishedAt: null,
+    });
+    expect(sent).toEqual([
+      OPENING_AND_LOCKS,
+      ['UPDATE geneva_drive_step_executions', 'COMMIT'],
+      ['ROLLBACK'],
+    ]);
+  });
+
+  it('a lock read of a malformed id fails the transaction with the database error, and the next one works', async () => {
+    const b = bench();
+    const workflow = await b.newWorkflow();
+    const execution = await b.newExecution(workflow.id);
+
+    const mark = b.sent.mark();
+    const error = await b.failingHotPath((uow) => b.store.lockRows(uow, workflow.id, 'not-a-uuid'));
+    expect(sqlState(error)).toBe('22P02');
+    expect(isTransientDatabaseError(error)).toBe(false);
+    const sent = b.sent.shapes(mark);
+    await b.expectNoOpenTransaction();
+
+    const locked = await b.hotPath((uow) => b.store.lockRows(uow, workflow.id, execution.id));
+    expect(locked.workflow?.id).toBe(workflow.id);
+    expect(locked.execution?.id).toBe(execution.id);
+    expect(sent).toEqual([OPENING_AND_LOCKS, ['ROLLBACK']]);
   });
 }
 
 /**
- * On PostgreSQL the runner's transactions go through PostgresQueryBatch, which takes over the
- * query runner to save round trips: the opening waits for the first statement, the store's writes
- * wait for the next read of a library table or the COMMIT, an update of a row inserted in the
- * same batch joins its INSERT, and statements run as prepared statements. Every one of these
- * changes what reaches the database and when, so each is checked here against the SQL actually
- * sent and the rows actually committed: a batch that sends writes late, in the wrong order, or
- * not at all loses or corrupts workflow state without any error.
+ * The named-statement behaviour (`preparedStatements: true`) every way of sending must keep:
+ * statements parsed once per connection and reused, and a connection whose statements someone
+ * else deallocated recovering after one failed transaction.
  */
-describeOn('postgres')('PostgresQueryBatch on the runner transactions (PostgreSQL)', () => {
-  let bench: BatchBench;
+function itReusesNamedStatements(bench: () => BatchBench): void {
+  it('parses each statement once per connection and reuses it in the next transactions', async () => {
+    const b = bench();
+    await finishStepAndScheduleNext(b);
+    const first = await b.ownHeld();
+    const run = await finishStepAndScheduleNext(b);
+    expectStepFinishedAndNextScheduled(run);
+    const second = await b.ownHeld();
 
-  beforeAll(async () => {
-    bench = await BatchBench.boot();
+    // Every statement of the finalize is a named statement of this instance's...
+    const texts = [...textsOf(run.messages)];
+    expect(texts.length).toBeGreaterThan(0);
+    const byText = new Map(second.map((held) => [held.statement, held]));
+    for (const text of texts) expect(byText.get(text)?.name).toMatch(STATEMENT_NAME);
+    // ...held once, parsed by the first finalize and not again (same names, same prepare time),
+    // executed by both.
+    expect(second.map(({ name, prepareTime }) => ({ name, prepareTime }))).toEqual(
+      first.map(({ name, prepareTime }) => ({ name, prepareTime })),
+    );
+    expect(new Set(second.map((held) => held.statement)).size).toBe(second.length);
+    for (const text of texts) {
+      const before = first.find((held) => held.statement === text)!;
+      expect(byText.get(text)!.executions).toBeGreaterThan(before.executions);
+    }
   });
 
-  afterAll(() => bench?.close());
+  it('after DEALLOCATE ALL on the connection the next transaction fails with a transient error (26000), and the one after works', async () => {
+    const b = bench();
+    const workflow = await b.newWorkflow();
+    const execution = await b.newExecution(workflow.id);
+    const lock = () => b.hotPath((uow) => b.store.lockRows(uow, workflow.id, execution.id));
+    await lock(); // the connection holds the opening and the locking reads now
+    expect((await b.ownHeld()).length).toBeGreaterThan(0);
 
-  describe('round trips', () => {
-    it('sends nothing for a hot-path transaction that makes no statement', async () => {
-      const mark = bench.sent.mark();
-      await expect(bench.hotPath(() => Promise.resolve('nothing to do'))).resolves.toBe(
-        'nothing to do',
-      );
-      expect(bench.sent.since(mark)).toEqual([]);
-    });
+    // Someone else's doing (a pooler, an admin), on the pool's one connection.
+    await b.dataSource.query('DEALLOCATE ALL');
+    expect(await b.held()).toEqual([]);
 
-    it('sends a transaction whose only work is a write as one message: START TRANSACTION; the write; COMMIT', async () => {
-      const workflow = await bench.newWorkflow();
-      const execution = await bench.newExecution(workflow.id);
-      const startedAt = new Date('2026-03-01T10:00:00.123Z');
+    const error = await lock().then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(sqlState(error)).toBe('26000');
+    expect(isTransientDatabaseError(error)).toBe(true);
 
-      const mark = bench.sent.mark();
-      await bench.hotPath((uow) =>
-        bench.store.updateExecution(uow, execution, { state: 'in_progress', startedAt }),
-      );
-
-      expect(bench.sent.shapes(mark)).toEqual([
-        ['START TRANSACTION', 'UPDATE geneva_drive_step_executions', 'COMMIT'],
-      ]);
-      expect(bench.sent.statements(mark)[0]).toContainEqual(
-        expect.stringContaining(`'${execution.id}'`),
-      );
-      expect(await bench.execution(execution.id)).toMatchObject({
-        state: 'in_progress',
-        startedAt,
-      });
-    });
-
-    it("lockRows sends the opening and both locking reads in one message and hydrates them as TypeORM's lock reads do", async () => {
-      const metadata = {
-        stepJobOptions: { attempts: 3 },
-        list: [1, 'two', null, true],
-        note: AWKWARD_NOTE,
-      };
-      const workflow = await bench.newWorkflow(metadata);
-      const cursorAt = new Date('2026-02-03T04:05:06.789Z');
-      const execution = await bench.newExecution(workflow.id, {
-        metadata: { user: { nested: { quote: "'" } } },
-        cursor: { page: 2, at: cursorAt },
-      });
-
-      const mark = bench.sent.mark();
-      const locked = await bench.hotPath((uow) =>
-        bench.store.lockRows(uow, workflow.id, execution.id, [
-          { template: 'SELECT $1::int + 1 AS "answer"', values: ["'41'"] },
-        ]),
-      );
-
-      expect(bench.sent.shapes(mark)).toEqual([[...OPENING_AND_LOCKS, 'SELECT'], ['COMMIT']]);
-      const reference = await bench.lockedByTypeOrm(workflow.id, execution.id);
-      expect(locked.workflow).toBeInstanceOf(WorkflowEntity);
-      expect(locked.execution).toBeInstanceOf(StepExecutionEntity);
-      expect(locked.workflow).toStrictEqual(reference.workflow);
-      expect(locked.execution).toStrictEqual(reference.execution);
-      expect(locked.workflow!.createdAt).toBeInstanceOf(Date);
-      expect(locked.workflow!.createdAt).toEqual(workflow.createdAt);
-      expect(locked.workflow!.metadata).toEqual(metadata);
-      expect(locked.execution!.scheduledFor).toEqual(execution.scheduledFor);
-      expect(locked.execution!.cursor).toEqual({ page: 2, at: cursorAt });
-      expect((locked.execution!.cursor as { at: unknown }).at).toBeInstanceOf(Date);
-      // A read sent alongside comes back in place (the PREPAREs in between do not shift it).
-      expect(locked.alongside.map((result) => result.rows)).toEqual([[{ answer: 42 }]]);
-    });
-
-    it('lockRows resolves null for rows that do not exist', async () => {
-      const locked = await bench.hotPath((uow) => bench.store.lockRows(uow, uuidv7(), uuidv7()));
-      expect(locked).toEqual({ workflow: null, execution: null, alongside: [] });
-    });
-
-    it('sends a finalize (lock, complete, insert the next, point the workflow at it) in two messages, with prepared statements', async () => {
-      const run = await finishStepAndScheduleNext(bench);
-      expectStepFinishedAndNextScheduled(run);
-      for (const message of run.messages.slice(0, 2)) {
-        expect(message.sql).toMatch(/^EXECUTE geneva_drive_\d+_\d+\(/m);
-        // Every statement runs through EXECUTE: none is sent as plain SQL.
-        expect(message.sql).not.toMatch(/^(SELECT|INSERT|UPDATE)\b/m);
-      }
-    });
+    const locked = await lock();
+    expect(locked.workflow?.id).toBe(workflow.id);
+    expect(locked.execution?.id).toBe(execution.id);
+    expect((await b.ownHeld()).length).toBeGreaterThan(0);
+    // And it keeps working.
+    await expect(lock()).resolves.toMatchObject({ execution: { id: execution.id } });
   });
+}
 
-  describe('pending writes', () => {
-    it('are sent before a later read of a library table, which sees them; a SELECT of a hero table does not send them', async () => {
-      const order = await bench.harness.dataSource.getRepository(Order).save({ status: 'paid' });
-      const workflow = await bench.newWorkflow();
-      const execution = await bench.newExecution(workflow.id);
-      const startedAt = new Date('2026-03-02T09:00:00.000Z');
+/**
+ * On PostgreSQL the runner's transactions go through PostgresQueryBatch, which owns the
+ * transaction on a pooled connection to save round trips: the opening waits for the first
+ * statement, the store's writes wait for the next read of a library table or the COMMIT, an
+ * update of the row inserted last joins its INSERT, and every message is one round trip of bound
+ * statements. Each of these changes what reaches the database and when, so each is checked here
+ * against the messages actually sent and the rows actually committed: a batch that sends writes
+ * late, in the wrong order, or not at all loses or corrupts workflow state without any error.
+ *
+ * The connection-level checks (pg_prepared_statements, DEALLOCATE) need the same server
+ * connection for the app and the check, which a transaction pooler does not give.
+ */
+describeOn('postgres')('PostgresQueryBatch (PostgreSQL)', () => {
+  describeIf(testPooler === null)('with default options', () => {
+    let bench: BatchBench;
 
-      const mark = bench.sent.mark();
-      const { hero, reread } = await bench.hotPath(async (uow) => {
-        const { execution: locked } = await bench.store.lockRows(uow, workflow.id, execution.id);
-        await bench.store.updateExecution(uow, locked!, { state: 'in_progress', startedAt });
-        // TypeORM's own SELECT of a table that is not the library's (a user's query in a hook).
-        const hero = await uow.manager.getRepository(Order).findOneBy({ id: order.id });
-        const reread = await bench.store.findExecution(uow.manager, execution.id);
-        return { hero, reread };
-      });
-
-      expect(reread).toMatchObject({ state: 'in_progress', startedAt });
-      expect(hero).toEqual(order);
-      expect(bench.sent.shapes(mark)).toEqual([
-        OPENING_AND_LOCKS,
-        ['SELECT test_orders'],
-        ['UPDATE geneva_drive_step_executions'],
-        ['SELECT geneva_drive_step_executions'],
-        ['COMMIT'],
-      ]);
-      expect(await bench.execution(execution.id)).toMatchObject({
-        state: 'in_progress',
-        startedAt,
-      });
+    beforeAll(async () => {
+      bench = await BatchBench.boot();
     });
 
-    it("travel with the library's own hero read (HeroResolver.load), in one message, writes first", async () => {
-      const order = await bench.harness.dataSource.getRepository(Order).save({ status: 'paid' });
-      const workflow = await bench.newWorkflow();
-      const execution = await bench.newExecution(workflow.id);
+    afterAll(() => bench?.close());
 
-      const mark = bench.sent.mark();
-      const hero = await bench.hotPath(async (uow) => {
-        const { execution: locked } = await bench.store.lockRows(uow, workflow.id, execution.id);
-        await bench.store.updateExecution(uow, locked!, {
+    describe('round trips', () => {
+      it('sends nothing for a hot-path transaction that makes no statement', async () => {
+        const mark = bench.sent.mark();
+        await expect(bench.hotPath(() => Promise.resolve('nothing to do'))).resolves.toBe(
+          'nothing to do',
+        );
+        expect(bench.sent.since(mark)).toEqual([]);
+      });
+
+      it('sends a transaction whose only work is a write as one message: BEGIN; the write; COMMIT', async () => {
+        const workflow = await bench.newWorkflow();
+        const execution = await bench.newExecution(workflow.id);
+        const startedAt = new Date('2026-03-01T10:00:00.123Z');
+
+        const mark = bench.sent.mark();
+        await bench.hotPath((uow) =>
+          bench.store.updateExecution(uow, execution, { state: 'in_progress', startedAt }),
+        );
+
+        expect(bench.sent.shapes(mark)).toEqual([
+          ['BEGIN', 'UPDATE geneva_drive_step_executions', 'COMMIT'],
+        ]);
+        const [message] = bench.sent.since(mark);
+        expect(message.parameters).toEqual(
+          expect.arrayContaining(['in_progress', startedAt.toISOString(), execution.id]),
+        );
+        expect(await bench.execution(execution.id)).toMatchObject({
           state: 'in_progress',
-          startedAt: new Date(),
+          startedAt,
         });
-        return bench.heroes.load(uow, 'Order', String(order.id));
       });
 
-      expect(hero).toBeInstanceOf(Order);
-      expect(hero).toEqual(order);
-      expect(bench.sent.shapes(mark)).toEqual([
-        OPENING_AND_LOCKS,
-        ['UPDATE geneva_drive_step_executions', 'SELECT test_orders'],
-        ['COMMIT'],
-      ]);
-      expect(await bench.execution(execution.id)).toMatchObject({ state: 'in_progress' });
+      it("lockRows sends the opening and both locking reads in one message and returns what TypeORM's own reads return", async () => {
+        const metadata = {
+          stepJobOptions: { attempts: 3 },
+          list: [1, 'two', null, true, 2.5],
+          note: AWKWARD,
+        };
+        const workflow = await bench.newWorkflow(metadata);
+        const cursorAt = new Date('2026-02-03T04:05:06.789Z');
+        const execution = await bench.newExecution(workflow.id, {
+          state: 'in_progress',
+          startedAt: new Date('2026-02-03T04:05:00.001Z'),
+          metadata: { user: { nested: { quote: "'", slash: '\\' } } },
+          cursor: { page: 2, at: cursorAt, list: [new Date(0), 'x'] },
+        });
+        const reference = {
+          workflow: await bench.workflow(workflow.id),
+          execution: await bench.execution(execution.id),
+        };
+
+        const mark = bench.sent.mark();
+        const locked = await bench.hotPath((uow) =>
+          bench.store.lockRows(uow, workflow.id, execution.id),
+        );
+
+        expect(bench.sent.shapes(mark)).toEqual([OPENING_AND_LOCKS, ['COMMIT']]);
+        expect(bench.sent.since(mark)[0].parameters).toEqual([workflow.id, execution.id]);
+        expect(locked.workflow).toBeInstanceOf(WorkflowEntity);
+        expect(locked.execution).toBeInstanceOf(StepExecutionEntity);
+        expect(locked.workflow).toStrictEqual(reference.workflow);
+        expect(locked.execution).toStrictEqual(reference.execution);
+        // The premise of the comparison: TypeORM's rows carry Dates and parsed JSON.
+        expect(locked.workflow!.createdAt).toBeInstanceOf(Date);
+        expect(locked.workflow!.createdAt).toEqual(workflow.createdAt);
+        expect(locked.workflow!.allowMultiple).toBe(false);
+        expect(locked.workflow!.metadata).toEqual(metadata);
+        expect(locked.execution!.startedAt).toEqual(new Date('2026-02-03T04:05:00.001Z'));
+        expect(locked.execution!.scheduledFor).toEqual(execution.scheduledFor);
+        expect(locked.execution!.cursor).toEqual({
+          page: 2,
+          at: cursorAt,
+          list: [new Date(0), 'x'],
+        });
+        expect((locked.execution!.cursor as { at: unknown }).at).toBeInstanceOf(Date);
+      });
+
+      it('lockRows resolves null for rows that do not exist', async () => {
+        const locked = await bench.hotPath((uow) => bench.store.lockRows(uow, uuidv7(), uuidv7()));
+        expect(locked).toEqual({ workflow: null, execution: null });
+      });
+
+      it('sends a finalize (lock, complete, insert the next, point the workflow at it) in two messages', async () => {
+        expectStepFinishedAndNextScheduled(await finishStepAndScheduleNext(bench));
+      });
     });
 
-    it('an update by id of the row inserted last joins its INSERT', async () => {
-      const workflow = await bench.newWorkflow();
-      const scheduledFor = new Date('2026-03-03T00:00:00.000Z');
-      const startedAt = new Date('2026-03-03T00:00:00.500Z');
-
-      const mark = bench.sent.mark();
-      const inserted = await bench.hotPath(async (uow) => {
-        const execution = await bench.store.insertExecution(uow, {
-          workflowId: workflow.id,
-          stepName: 'second',
-          scheduledFor,
-        });
-        await bench.store.updateExecution(uow, execution, { state: 'in_progress', startedAt });
-        return execution;
-      });
-
-      expect(bench.sent.shapes(mark)).toEqual([
-        ['START TRANSACTION', 'INSERT geneva_drive_step_executions', 'COMMIT'],
-      ]);
-      const insert = bench.sent.statements(mark)[0][1];
-      expect(insert).toContain("'in_progress'");
-      expect(insert).toContain(`'${startedAt.toISOString()}'`);
-      expect(insert).not.toContain("'scheduled'");
-      expect(await bench.execution(inserted.id)).toMatchObject({
-        state: 'in_progress',
-        startedAt,
-        stepName: 'second',
-        scheduledFor,
+    describe('values', () => {
+      it('are only bound parameters: each message carries them as parameters and its SQL text contains none', async () => {
+        const run = await finishStepAndScheduleNext(bench);
+        expectStepFinishedAndNextScheduled(run);
+        const [lock, writes] = run.messages;
+        expect(lock.parameters).toEqual([run.workflow.id, run.execution.id]);
+        // jobId and stepName as they are, the metadata as JSON text of the jsonb/json column.
+        expect(writes.parameters).toEqual(
+          expect.arrayContaining([
+            AWKWARD,
+            JSON.stringify({ user: { note: AWKWARD } }),
+            run.next.id,
+            run.done.toISOString(),
+          ]),
+        );
+        expect(writes.parameters.filter((value) => value === AWKWARD)).toHaveLength(3);
+        for (const message of run.messages) {
+          for (const value of [AWKWARD, "it's", '\\', run.workflow.id, run.execution.id]) {
+            expect(message.sql).not.toContain(value);
+          }
+          expect(message.sql).not.toContain(run.next.id);
+          expect(message.sql).not.toContain(run.done.toISOString());
+        }
       });
     });
 
-    it('an update by id does not join the INSERT past an update of another row: a unique index may tie the two', async () => {
-      // One active (scheduled or in progress) execution per workflow: A waits, B is active; B is
-      // canceled, then A scheduled. Joined, the INSERT of A as scheduled would precede B's cancel.
-      const workflow = await bench.newWorkflow();
-      const active = await bench.newExecution(workflow.id, { state: 'in_progress' });
+    describe('pending writes', () => {
+      it('are sent before a later read of a library table through uow.manager(), which sees them', async () => {
+        const workflow = await bench.newWorkflow();
+        const execution = await bench.newExecution(workflow.id);
+        const startedAt = new Date('2026-03-02T09:00:00.000Z');
 
-      const mark = bench.sent.mark();
-      const inserted = await bench.hotPath(async (uow) => {
-        const waiting = await bench.store.insertExecution(uow, {
-          workflowId: workflow.id,
-          stepName: 'second',
-          scheduledFor: new Date(),
-          state: 'waiting',
-        });
-        await bench.store.updateExecution(uow, active, { state: 'canceled', outcome: 'canceled' });
-        await bench.store.updateExecution(uow, waiting, { state: 'scheduled' });
-        return waiting;
-      });
-
-      expect(bench.sent.shapes(mark)).toEqual([
-        [
-          'START TRANSACTION',
-          'INSERT geneva_drive_step_executions',
-          'UPDATE geneva_drive_step_executions',
-          'UPDATE geneva_drive_step_executions',
-          'COMMIT',
-        ],
-      ]);
-      expect(await bench.execution(inserted.id)).toMatchObject({ state: 'scheduled' });
-      expect(await bench.execution(active.id)).toMatchObject({ state: 'canceled' });
-    });
-
-    it('an update by id does not join the INSERT past an update of that table by another criterion (the stray sweep)', async () => {
-      const workflow = await bench.newWorkflow();
-      const startedAt = new Date('2026-03-04T00:00:00.500Z');
-
-      const mark = bench.sent.mark();
-      const inserted = await bench.hotPath(async (uow) => {
-        const execution = await bench.store.insertExecution(uow, {
-          workflowId: workflow.id,
-          stepName: 'first',
-          scheduledFor: new Date(),
-        });
-        await bench.store.sweepStrayExecutions(uow, workflow.id);
-        await bench.store.updateExecution(uow, execution, { state: 'in_progress', startedAt });
-        return execution;
-      });
-
-      expect(bench.sent.shapes(mark)).toEqual([
-        [
-          'START TRANSACTION',
-          'INSERT geneva_drive_step_executions',
-          'UPDATE geneva_drive_step_executions',
-          'UPDATE geneva_drive_step_executions',
-          'COMMIT',
-        ],
-      ]);
-      // In statement order: inserted scheduled, canceled by the sweep, then started by id.
-      const row = await bench.execution(inserted.id);
-      expect(row).toMatchObject({ state: 'in_progress', outcome: 'canceled', startedAt });
-      expect(row.canceledAt).toBeInstanceOf(Date);
-    });
-  });
-
-  describe('rollback and failure', () => {
-    it('drops the pending writes of a transaction whose body throws, and sends ROLLBACK, not COMMIT', async () => {
-      const workflow = await bench.newWorkflow();
-      const execution = await bench.newExecution(workflow.id);
-
-      const mark = bench.sent.mark();
-      await expect(
-        bench.hotPath(async (uow) => {
+        const mark = bench.sent.mark();
+        const reread = await bench.hotPath(async (uow) => {
           const { execution: locked } = await bench.store.lockRows(uow, workflow.id, execution.id);
-          await bench.store.updateExecution(uow, locked!, {
-            state: 'in_progress',
-            startedAt: new Date(),
-          });
-          await bench.store.insertExecution(uow, {
-            workflowId: workflow.id,
-            stepName: 'second',
-            scheduledFor: new Date(),
-          });
-          throw new Error('step body failed');
-        }),
-      ).rejects.toThrow('step body failed');
+          await bench.store.updateExecution(uow, locked!, { state: 'in_progress', startedAt });
+          return bench.store.findExecution(await uow.manager(), execution.id);
+        });
 
-      expect(bench.sent.shapes(mark)).toEqual([OPENING_AND_LOCKS, ['ROLLBACK']]);
-      expect(await bench.execution(execution.id)).toMatchObject({
-        state: 'scheduled',
-        startedAt: null,
+        expect(reread).toMatchObject({ state: 'in_progress', startedAt });
+        expect(bench.sent.shapes(mark)).toEqual([
+          OPENING_AND_LOCKS,
+          ['UPDATE geneva_drive_step_executions'],
+          ['SELECT geneva_drive_step_executions'],
+          ['COMMIT'],
+        ]);
+        const messages = bench.sent.since(mark);
+        expect(messages[2].client).toBe(messages[0].client);
+        expect(await bench.execution(execution.id)).toMatchObject({
+          state: 'in_progress',
+          startedAt,
+        });
       });
-      expect(
-        await bench.store.executionsOfStep(bench.database.manager, workflow.id, 'second'),
-      ).toEqual([]);
-    });
 
-    it('sends nothing at all for a transaction that throws before anything was sent', async () => {
-      const workflow = await bench.newWorkflow();
-      const execution = await bench.newExecution(workflow.id);
+      it('stay pending through a hero read (uow.managerForOtherTables), which only opens the transaction, and travel with the COMMIT', async () => {
+        const order = await bench.dataSource.getRepository(Order).save({ status: 'paid' });
+        const workflow = await bench.newWorkflow();
+        const execution = await bench.newExecution(workflow.id);
 
-      const mark = bench.sent.mark();
-      await expect(
-        bench.hotPath(async (uow) => {
+        const mark = bench.sent.mark();
+        const hero = await bench.hotPath(async (uow) => {
           await bench.store.updateExecution(uow, execution, {
             state: 'in_progress',
             startedAt: new Date(),
           });
-          throw new Error('gave up');
-        }),
-      ).rejects.toThrow('gave up');
-
-      expect(bench.sent.since(mark)).toEqual([]);
-      expect(await bench.execution(execution.id)).toMatchObject({
-        state: 'scheduled',
-        startedAt: null,
-      });
-    });
-
-    it('a failed message fails the transaction, and the connection prepares its statements again under new names', async () => {
-      const workflow = await bench.newWorkflow();
-      const active = await bench.newExecution(workflow.id, { state: 'scheduled' });
-      const done = await bench.newExecution(workflow.id, {
-        state: 'completed',
-        outcome: 'success',
-        stepName: 'zero',
-      });
-      // Reopening `done` while `active` is scheduled breaks the one-active-execution index.
-      const reopen = { state: 'scheduled', outcome: null, finishedAt: null } as const;
-
-      const mark = bench.sent.mark();
-      const error = await bench
-        .hotPath(async (uow) => {
-          const { execution: locked } = await bench.store.lockRows(uow, workflow.id, done.id);
-          await bench.store.updateExecution(uow, locked!, reopen);
-        })
-        .then(
-          () => null,
-          (caught: unknown) => caught,
-        );
-
-      expect(error).toBeInstanceOf(QueryFailedError);
-      expect((error as QueryFailedError).driverError).toMatchObject({ code: '23505' });
-      expect(isTransientDatabaseError(error)).toBe(false);
-      expect(bench.sent.shapes(mark)).toEqual([
-        OPENING_AND_LOCKS,
-        ['UPDATE geneva_drive_step_executions', 'COMMIT'],
-        ['ROLLBACK'],
-      ]);
-      const failed = bench.sent.since(mark)[1];
-      // The premise: the failed message prepared the update before it failed, so that name now
-      // exists on the server although the message as a whole failed.
-      const failedName = /^PREPARE (geneva_drive_\d+_\d+) AS UPDATE/m.exec(failed.sql)?.[1];
-      expect(failedName).toBeDefined();
-      expect(await bench.execution(done.id)).toMatchObject({
-        state: 'completed',
-        outcome: 'success',
-      });
-
-      // The same statements again, on the same connection: they must not collide with the names
-      // the failed message left behind.
-      const retryMark = bench.sent.mark();
-      await bench.hotPath(async (uow) => {
-        const { execution: locked } = await bench.store.lockRows(uow, workflow.id, active.id);
-        await bench.store.updateExecution(uow, locked!, {
-          state: 'canceled',
-          outcome: 'canceled',
-          finishedAt: new Date(),
+          return bench.heroes.load(uow, 'Order', String(order.id));
         });
-        await bench.store.updateExecution(uow, done, reopen);
+
+        expect(hero).toBeInstanceOf(Order);
+        expect(hero).toEqual(order);
+        expect(bench.sent.shapes(mark)).toEqual([
+          ['BEGIN'],
+          ['SELECT test_orders'],
+          ['UPDATE geneva_drive_step_executions', 'COMMIT'],
+        ]);
+        const messages = bench.sent.since(mark);
+        expect(messages.map((message) => message.client)).toEqual(
+          messages.map(() => messages[0].client),
+        );
+        expect(await bench.execution(execution.id)).toMatchObject({ state: 'in_progress' });
       });
 
-      const retry = bench.sent.since(retryMark);
-      expect(retry.map((message) => message.client)).toEqual([failed.client, failed.client]);
-      const retryName = /^PREPARE (geneva_drive_\d+_\d+) AS UPDATE/m.exec(retry[1].sql)?.[1];
-      expect(retryName).toBeDefined();
-      expect(retryName).not.toBe(failedName);
-      expect(retry[0].sql).toMatch(/^PREPARE geneva_drive_\d+_\d+ AS SELECT/m);
-      expect(await bench.execution(active.id)).toMatchObject({ state: 'canceled' });
-      expect(await bench.execution(done.id)).toMatchObject({
-        state: 'scheduled',
-        outcome: null,
-        finishedAt: null,
+      it('an update by id of the row inserted last joins its INSERT; one of a row inserted before it does not', async () => {
+        const workflow = await bench.newWorkflow();
+        const scheduledFor = new Date('2026-03-03T00:00:00.000Z');
+        const startedAt = new Date('2026-03-03T00:00:00.500Z');
+
+        const mark = bench.sent.mark();
+        const { first, last } = await bench.hotPath(async (uow) => {
+          const first = await bench.store.insertExecution(uow, {
+            workflowId: workflow.id,
+            stepName: 'zero',
+            scheduledFor,
+            state: 'completed',
+            outcome: 'success',
+          });
+          const last = await bench.store.insertExecution(uow, {
+            workflowId: workflow.id,
+            stepName: 'second',
+            scheduledFor,
+          });
+          await bench.store.updateExecution(uow, last, { state: 'in_progress', startedAt });
+          await bench.store.updateExecution(uow, first, { errorMessage: 'late note' });
+          return { first, last };
+        });
+
+        expect(bench.sent.shapes(mark)).toEqual([
+          [
+            'BEGIN',
+            'INSERT geneva_drive_step_executions',
+            'INSERT geneva_drive_step_executions',
+            'UPDATE geneva_drive_step_executions',
+            'COMMIT',
+          ],
+        ]);
+        const [message] = bench.sent.since(mark);
+        // The joined INSERT carries the update's values instead of the inserted ones.
+        expect(message.parameters).toContain('in_progress');
+        expect(message.parameters).toContain(startedAt.toISOString());
+        expect(message.parameters).not.toContain('scheduled');
+        expect(message.parameters.slice(-1)).toEqual([first.id]);
+        expect(await bench.execution(last.id)).toMatchObject({
+          state: 'in_progress',
+          startedAt,
+          stepName: 'second',
+          scheduledFor,
+        });
+        expect(await bench.execution(first.id)).toMatchObject({
+          state: 'completed',
+          errorMessage: 'late note',
+        });
+      });
+
+      it('an update by id does not join the INSERT past an update of another row of that table: a unique index may tie the two', async () => {
+        // One active (scheduled or in progress) execution per workflow: A waits, B is active; B
+        // is canceled, then A scheduled. Joined, the INSERT of A as scheduled would precede B's
+        // cancel and break the index.
+        const workflow = await bench.newWorkflow();
+        const active = await bench.newExecution(workflow.id, { state: 'in_progress' });
+
+        const mark = bench.sent.mark();
+        const inserted = await bench.hotPath(async (uow) => {
+          const waiting = await bench.store.insertExecution(uow, {
+            workflowId: workflow.id,
+            stepName: 'second',
+            scheduledFor: new Date(),
+            state: 'waiting',
+          });
+          await bench.store.updateExecution(uow, active, {
+            state: 'canceled',
+            outcome: 'canceled',
+          });
+          await bench.store.updateExecution(uow, waiting, { state: 'scheduled' });
+          return waiting;
+        });
+
+        expect(bench.sent.shapes(mark)).toEqual([
+          [
+            'BEGIN',
+            'INSERT geneva_drive_step_executions',
+            'UPDATE geneva_drive_step_executions',
+            'UPDATE geneva_drive_step_executions',
+            'COMMIT',
+          ],
+        ]);
+        expect(await bench.execution(inserted.id)).toMatchObject({ state: 'scheduled' });
+        expect(await bench.execution(active.id)).toMatchObject({ state: 'canceled' });
+      });
+
+      it('an update by id does not join the INSERT past an update of that table by another criterion (the stray sweep)', async () => {
+        const workflow = await bench.newWorkflow();
+        const startedAt = new Date('2026-03-04T00:00:00.500Z');
+
+        const mark = bench.sent.mark();
+        const inserted = await bench.hotPath(async (uow) => {
+          const execution = await bench.store.insertExecution(uow, {
+            workflowId: workflow.id,
+            stepName: 'first',
+            scheduledFor: new Date(),
+          });
+          await bench.store.sweepStrayExecutions(uow, workflow.id);
+          await bench.store.updateExecution(uow, execution, {
+            state: 'in_progress',
+            startedAt,
+          });
+          return execution;
+        });
+
+        expect(bench.sent.shapes(mark)).toEqual([
+          [
+            'BEGIN',
+            'INSERT geneva_drive_step_executions',
+            'UPDATE geneva_drive_step_executions',
+            'UPDATE geneva_drive_step_executions',
+            'COMMIT',
+          ],
+        ]);
+        // In statement order: inserted scheduled, canceled by the sweep, then started by id.
+        const row = await bench.execution(inserted.id);
+        expect(row).toMatchObject({ state: 'in_progress', outcome: 'canceled', startedAt });
+        expect(row.canceledAt).toBeInstanceOf(Date);
       });
     });
 
-    it('a lock read of a malformed id fails the transaction with the database error, and the next one works', async () => {
+    describe('rollback and failure', () => {
+      itRunsTheHotPathTransactions(() => bench);
+
+      it('sends nothing at all for a transaction that throws before anything was sent', async () => {
+        const workflow = await bench.newWorkflow();
+        const execution = await bench.newExecution(workflow.id);
+
+        const mark = bench.sent.mark();
+        await expect(
+          bench.hotPath(async (uow) => {
+            await bench.store.updateExecution(uow, execution, {
+              state: 'in_progress',
+              startedAt: new Date(),
+            });
+            throw new Error('gave up');
+          }),
+        ).rejects.toThrow('gave up');
+
+        expect(bench.sent.since(mark)).toEqual([]);
+        expect(await bench.execution(execution.id)).toMatchObject({
+          state: 'scheduled',
+          startedAt: null,
+        });
+      });
+
+      it('a failed message fails the transaction with a QueryFailedError, as TypeORM reports database errors', async () => {
+        // The runner tells a failed query (the transaction is unusable) from user code's
+        // exceptions by `instanceof QueryFailedError` (step-finalizer's startInProcess).
+        const { fail } = await uniqueViolation(bench);
+        const error = await fail();
+        expect(error).toBeInstanceOf(QueryFailedError);
+        expect((error as QueryFailedError).driverError).toMatchObject({ code: '23505' });
+      });
+    });
+
+    describe('named statements', () => {
+      it('leaves no prepared statement on the connection (PgBouncer in transaction mode): unnamed statements only', async () => {
+        await finishStepAndScheduleNext(bench);
+        await (await uniqueViolation(bench)).fail();
+        await bench.failingHotPath((uow) => bench.store.lockRows(uow, uuidv7(), 'not-a-uuid'));
+        const workflow = await bench.newWorkflow();
+        await bench.hotPath((uow) => bench.store.lockRows(uow, workflow.id, uuidv7()));
+
+        // The pool has one connection: the one all these transactions ran on.
+        expect(await bench.held()).toEqual([]);
+      });
+    });
+  });
+
+  describeIf(testPooler === null)('with preparedStatements: true', () => {
+    let bench: BatchBench;
+
+    beforeAll(async () => {
+      bench = await BatchBench.boot({ preparedStatements: true });
+      await bench.learnStatementPrefix();
+    });
+
+    afterAll(() => bench?.close());
+
+    it('runs every statement as a protocol-level named statement gd_<instance>_<n>, its text as sent', async () => {
+      const run = await finishStepAndScheduleNext(bench);
+      expectStepFinishedAndNextScheduled(run);
+      const held = await bench.ownHeld();
+      const texts = [...textsOf(run.messages)];
+      expect(held.map((statement) => statement.statement)).toEqual(expect.arrayContaining(texts));
+      for (const statement of held) expect(statement.name).toMatch(STATEMENT_NAME);
+      // Protocol-level (Parse), not SQL-level PREPARE.
+      expect(held.filter((statement) => statement.fromSql)).toEqual([]);
+    });
+
+    itRunsTheHotPathTransactions(() => bench);
+
+    it('two library instances on one DataSource and connection use distinct names and do not collide', async () => {
+      const other = await bootSecondInstance(bench, { preparedStatements: true });
+      try {
+        // Interleaved, the same statement texts from both, on the pool's one connection.
+        const runs = [];
+        for (let round = 0; round < 2; round++) {
+          runs.push(await finishStepAndScheduleNext(bench, other));
+          runs.push(await finishStepAndScheduleNext(bench));
+        }
+        for (const run of runs) expectStepFinishedAndNextScheduled(run);
+        const messages = runs.flatMap((run) => run.messages);
+        expect(new Set(messages.map((message) => message.client)).size).toBe(1);
+
+        const held = await bench.held();
+        // Each finalize statement is held once under each instance's name, one of them ours.
+        for (const text of textsOf(messages)) {
+          const prefixes = held
+            .filter((statement) => statement.statement === text)
+            .map((statement) => namePrefixOf(statement.name));
+          expect(prefixes).toHaveLength(2);
+          expect(new Set(prefixes).size).toBe(2);
+          expect(prefixes).toContain(bench.statementPrefix);
+        }
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('50 failed messages leave at most one named statement per distinct statement text (no leak)', async () => {
+      const { workflow, done, reopen } = await uniqueViolation(bench);
+      const messages: SentMessage[] = [];
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const mark = bench.sent.mark();
+        const error =
+          attempt % 2 === 0
+            ? await bench.failingHotPath(async (uow) => {
+                const { execution } = await bench.store.lockRows(uow, workflow.id, done.id);
+                await bench.store.updateExecution(uow, execution!, reopen);
+              })
+            : await bench.failingHotPath((uow) =>
+                bench.store.lockRows(uow, workflow.id, 'not-a-uuid'),
+              );
+        messages.push(...bench.sent.since(mark));
+        // Each failure is the statement's own, never a name collision (42P05) or a missing name.
+        expect(sqlState(error)).toBe(attempt % 2 === 0 ? '23505' : '22P02');
+      }
+      const held = await bench.ownHeld();
+      const heldTexts = held.map((statement) => statement.statement);
+      expect(new Set(heldTexts).size).toBe(held.length);
+      for (const text of textsOf(messages)) expect(heldTexts).toContain(text);
+      // Every statement the library sent on this connection, in every test so far (ROLLBACK
+      // added: it is the statement texts that count here, whether or not they were logged).
+      expect(held.length).toBeLessThanOrEqual(new Set([...bench.hotPathTexts, 'ROLLBACK']).size);
+
+      // And the connection still works, with the same names.
+      const locked = await bench.hotPath((uow) => bench.store.lockRows(uow, workflow.id, done.id));
+      expect(locked.execution?.id).toBe(done.id);
+      expect((await bench.ownHeld()).map((statement) => statement.name)).toEqual(
+        held.map((statement) => statement.name),
+      );
+    });
+
+    // Last: DEALLOCATE ALL also drops the names the other tests count on.
+    itReusesNamedStatements(() => bench);
+  });
+
+  /**
+   * node-postgres' own pipeline mode (`pipeline: true` in the pool's options, pg ≥ 8.19): the
+   * batch sends its statements as ordinary queries back to back on such a client, since a
+   * submitted query of its own cannot share a pipelined connection.
+   */
+  describeIf(testPooler === null)("on a client in node-postgres' pipeline mode", () => {
+    let bench: BatchBench;
+
+    beforeAll(async () => {
+      bench = await BatchBench.boot({}, { pipeline: true });
+    });
+
+    afterAll(() => bench?.close());
+
+    it('(the premise: the pool hands out clients in pipeline mode)', async () => {
       const workflow = await bench.newWorkflow();
-      const execution = await bench.newExecution(workflow.id);
+      const mark = bench.sent.mark();
+      await bench.hotPath((uow) => bench.store.lockRows(uow, workflow.id, uuidv7()));
+      expect(bench.sent.since(mark)[0].client?.pipeline).toBe(true);
+    });
 
-      const error = await bench
-        .hotPath((uow) => bench.store.lockRows(uow, workflow.id, 'not-a-uuid'))
-        .then(
-          () => null,
-          (caught: unknown) => caught,
-        );
-      expect(error).toBeInstanceOf(QueryFailedError);
-      expect((error as QueryFailedError).driverError).toMatchObject({ code: '22P02' });
-      expect(isTransientDatabaseError(error)).toBe(false);
-
+    it("lockRows returns what TypeORM's own reads return", async () => {
+      const { workflow, execution, reference } = await stepInProgress(bench);
       const locked = await bench.hotPath((uow) =>
         bench.store.lockRows(uow, workflow.id, execution.id),
       );
-      expect(locked.workflow?.id).toBe(workflow.id);
-      expect(locked.execution?.id).toBe(execution.id);
+      expect(locked.workflow).toStrictEqual(reference.workflow);
+      expect(locked.execution).toStrictEqual(reference.execution);
     });
 
-    it('after DEALLOCATE ALL the next transaction fails with a transient error, and the one after prepares again', async () => {
-      const workflow = await bench.newWorkflow();
-      const execution = await bench.newExecution(workflow.id);
-      const lock = () =>
-        bench.hotPath((uow) => bench.store.lockRows(uow, workflow.id, execution.id));
-      const warmMark = bench.sent.mark();
-      await lock(); // the connection has prepared the locking reads
-      const warmClient = bench.sent.since(warmMark)[0].client;
+    itRunsTheHotPathTransactions(() => bench);
 
-      await deallocateOnEveryIdleConnection(bench.harness.dataSource);
-
-      const mark = bench.sent.mark();
-      const error = await lock().then(
-        () => null,
-        (caught: unknown) => caught,
-      );
-      expect(error).toBeInstanceOf(QueryFailedError);
-      expect((error as QueryFailedError).driverError).toMatchObject({ code: '26000' });
-      expect(isTransientDatabaseError(error)).toBe(true);
-      const [broken] = bench.sent.since(mark);
-      expect(broken.client).toBe(warmClient);
-      expect(broken.sql).not.toContain('PREPARE');
-
-      const retryMark = bench.sent.mark();
-      const locked = await lock();
-      expect(locked.workflow?.id).toBe(workflow.id);
-      expect(locked.execution?.id).toBe(execution.id);
-      const [retry] = bench.sent.since(retryMark);
-      expect(retry.client).toBe(warmClient);
-      expect(retry.sql).toMatch(/^PREPARE geneva_drive_\d+_\d+ AS SELECT/m);
+    it('leaves no prepared statement on the connection with default options', async () => {
+      await finishStepAndScheduleNext(bench);
+      expect(await bench.held()).toEqual([]);
     });
   });
-});
 
-/**
- * Runs `DEALLOCATE ALL` on every idle client of the data source's pool (someone else's doing: a
- * pooler, an admin), then hands them back in the order they were in: pg-pool hands out the most
- * recently released client first.
- */
-async function deallocateOnEveryIdleConnection(dataSource: DataSource): Promise<void> {
-  const pool = (dataSource.driver as unknown as { master: PgPool }).master;
-  const clients: PgPoolClient[] = [];
-  for (let idle = pool.idleCount; idle > 0; idle--) clients.push(await pool.connect());
-  for (const client of clients) await client.query('DEALLOCATE ALL');
-  for (const client of clients.reverse()) client.release();
-}
+  describeIf(testPooler === null)(
+    "on a client in node-postgres' pipeline mode, with preparedStatements: true (ignored there)",
+    () => {
+      let bench: BatchBench;
 
-/**
- * With `preparedStatements: false` (PgBouncer in transaction mode, where a session's prepared
- * statements do not follow it) the batch must send the same statements with their values written
- * in, and no PREPARE or EXECUTE at all: one would fail on the next server connection.
- */
-describeOn('postgres')('PostgresQueryBatch with preparedStatements: false (PostgreSQL)', () => {
-  let bench: BatchBench;
+      beforeAll(async () => {
+        bench = await BatchBench.boot({ preparedStatements: true }, { pipeline: true });
+      });
 
-  beforeAll(async () => {
-    bench = await BatchBench.boot({ preparedStatements: false });
-  });
+      afterAll(() => bench?.close());
 
-  afterAll(() => bench?.close());
+      itRunsTheHotPathTransactions(() => bench);
 
-  it('sends no PREPARE or EXECUTE, inlines the values, and commits the same rows', async () => {
-    const run = await finishStepAndScheduleNext(bench);
-    expectStepFinishedAndNextScheduled(run);
-    expect(
-      run.messages.some((message) => /\b(PREPARE|EXECUTE|DEALLOCATE)\b/.test(message.sql)),
-    ).toBe(false);
-    const [lock, writes] = run.messages;
-    expect(lock.sql).toContain(`= '${run.workflow.id}' FOR UPDATE`);
-    expect(lock.sql).toContain(`= '${run.execution.id}' FOR UPDATE`);
-    expect(writes.sql).toContain(`'${run.next.id}'`);
-    expect(writes.sql).toContain(`'${run.done.toISOString()}'`);
-  });
-
-  it('a write-only transaction is still one message, with its values inlined', async () => {
-    const workflow = await bench.newWorkflow();
-    const execution = await bench.newExecution(workflow.id);
-    const mark = bench.sent.mark();
-    await bench.hotPath((uow) =>
-      bench.store.updateExecution(uow, execution, { jobId: "job 'quoted'" }),
-    );
-
-    const [message, ...more] = bench.sent.since(mark);
-    expect(more).toEqual([]);
-    expect(message.sql).toMatch(
-      /^START TRANSACTION;\nUPDATE .*"job_id" = 'job ''quoted''', .*;\nCOMMIT$/s,
-    );
-    expect(await bench.execution(execution.id)).toMatchObject({ jobId: "job 'quoted'" });
-  });
+      // node-postgres keeps its own list of the names it parsed in pipeline mode, which nothing
+      // public clears after a DEALLOCATE: the library names nothing on such clients.
+      it('sends unnamed statements only, so a DEALLOCATE ALL costs nothing', async () => {
+        await finishStepAndScheduleNext(bench);
+        expect(await bench.held()).toEqual([]);
+        await bench.dataSource.query('DEALLOCATE ALL');
+        await finishStepAndScheduleNext(bench);
+        expect(await bench.held()).toEqual([]);
+      });
+    },
+  );
 });

@@ -40,7 +40,7 @@ describe('resolveModuleOptions', () => {
           reconcileScheduledJobs: true,
         },
         stepChaining: { maxSteps: 25, maxDurationMs: 1000 },
-        preparedStatements: true,
+        preparedStatements: false,
         maxCursorSize: 131072,
         maxSignalPayloadSize: 131072,
         waitingVisibilityThresholdMs: 7 * 86_400_000,

@@ -75,19 +75,6 @@ describe('StepChain', () => {
     expect(sliced.claim(step(), {}, DEFAULT_QUEUE, now())).toBe(false);
   });
 
-  it('mayTake judges a step before its execution exists, without counting it', () => {
-    const limited = chain({}, { maxSteps: 1 });
-    expect(limited.mayTake(step())).toBe(true);
-    expect(limited.mayTake(step())).toBe(true);
-    expect(limited.mayTake(step({ waitMs: 1_000 }))).toBe(false);
-    expect(limited.mayTake(step({ waitFor: { matches: () => true } }))).toBe(false);
-    expect(limited.mayTake(step({ kind: 'removed', methodName: null }))).toBe(false);
-    limited.claim(step(), {}, DEFAULT_QUEUE, now());
-    expect(limited.mayTake(step())).toBe(false);
-    shutdown.raise();
-    expect(chain().mayTake(step())).toBe(false);
-  });
-
   it('claims nothing once shutdown began', () => {
     const draining = chain();
     shutdown.raise();

@@ -25,7 +25,30 @@ export const testDatabaseLabel = { postgres: 'PostgreSQL', mariadb: 'MariaDB', s
   testDatabase
 ];
 
-/** PostgreSQL of the test machine; PG* variables override. */
+/**
+ * The connection pooler between the suite and PostgreSQL, if any: `GENEVA_TEST_POOLER=pgbouncer`
+ * when PG* point at PgBouncer in transaction mode (test/pgbouncer, .ci/run's test-pgbouncer stage:
+ * `PGPORT=6432`). Every connection the suite opens through `postgresConnection` then goes through
+ * it. Specs that cannot work through a transaction pooler by their nature skip themselves on it
+ * (`describeIf(testPooler === null)`, saying why).
+ */
+export type TestPooler = 'pgbouncer';
+
+function readTestPooler(): TestPooler | null {
+  const value = (process.env.GENEVA_TEST_POOLER ?? '').toLowerCase();
+  if (value === '') return null;
+  if (value !== 'pgbouncer') {
+    throw new Error(`GENEVA_TEST_POOLER must be pgbouncer or unset, not '${value}'.`);
+  }
+  if (testDatabase !== 'postgres') {
+    throw new Error(`GENEVA_TEST_POOLER=pgbouncer needs GENEVA_TEST_DB=postgres, not '${testDatabase}'.`);
+  }
+  return value;
+}
+
+export const testPooler: TestPooler | null = readTestPooler();
+
+/** PostgreSQL of the test machine; PG* variables override (PGPORT=6432: through PgBouncer). */
 export const postgresConnection = {
   type: 'postgres' as const,
   host: process.env.PGHOST ?? '127.0.0.1',

@@ -1,0 +1,168 @@
+import type { EntityMetadata, ValueTransformer } from 'typeorm';
+import { InvalidArgumentError } from '../../errors/invalid-argument.error';
+import { isColumnPresent, type SchemaFeatures } from '../schema-features';
+import type { BoundStatement } from './bound-statement.interface';
+import { quoteIdentifier, quoteTable } from '../sql-identifiers';
+
+/** What a criterion matches: one value, or any of a list (`IN`). */
+export type Criterion = unknown;
+
+/** One column of a library table, as the hot path reads and writes it. */
+interface LibraryColumn {
+  property: string;
+  databaseName: string;
+  quoted: string;
+  json: boolean;
+  transformer: ValueTransformer | null;
+}
+
+/**
+ * One of the library's own tables (workflows, step executions, signals) on PostgreSQL's hot path:
+ * SELECT, INSERT and UPDATE statements by entity property, with every value a bound parameter in
+ * text form, and rows hydrated into entities. Names come from the entity's metadata (read only),
+ * quoted by `quoteIdentifier`; statement texts are built once per shape, so named statements
+ * (`preparedStatements: true`) find them again. Columns of a migration that has not run are left
+ * out of every statement.
+ */
+export class LibraryTable<E extends object> {
+  private readonly quotedTable: string;
+  private readonly allColumns: LibraryColumn[];
+  private readonly byProperty: Map<string, LibraryColumn>;
+  private readonly texts = new Map<string, string>();
+
+  constructor(
+    metadata: EntityMetadata,
+    private readonly entity: new () => E,
+    private readonly features: () => SchemaFeatures,
+  ) {
+    this.quotedTable = quoteTable({ schema: metadata.schema, tableName: metadata.tableName });
+    this.allColumns = metadata.columns.map((column) => ({
+      property: column.propertyName,
+      databaseName: column.databaseName,
+      quoted: quoteIdentifier(column.databaseName),
+      json: column.type === 'json' || column.type === 'jsonb',
+      transformer: singleTransformer(column.transformer),
+    }));
+    this.byProperty = new Map(this.allColumns.map((column) => [column.property, column]));
+  }
+
+  /** `SELECT` of one row by id (`FOR UPDATE` when `lock`). */
+  selectById(id: string, lock: boolean): BoundStatement {
+    const columns = this.columns();
+    const shape = `S ${lock} ${columns.length}`;
+    const text = this.text(shape, () => {
+      const list = columns.map((column) => column.quoted).join(', ');
+      return `SELECT ${list} FROM ${this.quotedTable} WHERE ${this.column('id').quoted} = $1${lock ? ' FOR UPDATE' : ''}`;
+    });
+    return { text, values: [id] };
+  }
+
+  /** `INSERT` of one row: the properties it sets (undefined ones are left to their default). */
+  insert(row: Record<string, unknown>): BoundStatement {
+    const columns = this.columns().filter((column) => row[column.property] !== undefined);
+    const shape = `I ${columns.map((column) => column.property).join(' ')}`;
+    const text = this.text(shape, () => {
+      const names = columns.map((column) => column.quoted).join(', ');
+      const slots = columns.map((_, index) => `$${index + 1}`).join(', ');
+      return `INSERT INTO ${this.quotedTable} (${names}) VALUES (${slots})`;
+    });
+    return { text, values: columns.map((column) => this.parameter(column, row[column.property])) };
+  }
+
+  /** `UPDATE … SET changes WHERE criteria`, by property (a list criterion is an `IN`). */
+  update(criteria: Record<string, Criterion>, changes: Record<string, unknown>): BoundStatement {
+    const assigned = Object.keys(changes).map((property) => this.column(property));
+    const conditions = Object.entries(criteria).map(
+      ([property, value]) => [this.column(property), value] as const,
+    );
+    const shape =
+      `U ${assigned.map((column) => column.property).join(' ')} W ` +
+      conditions
+        .map(([column, value]) => (Array.isArray(value) ? `${column.property}[${value.length}]` : column.property))
+        .join(' ');
+    const text = this.text(shape, () => {
+      let slot = 0;
+      const next = () => `$${++slot}`;
+      const sets = assigned.map((column) => `${column.quoted} = ${next()}`).join(', ');
+      const wheres = conditions
+        .map(([column, value]) =>
+          Array.isArray(value)
+            ? `${column.quoted} IN (${value.map(next).join(', ')})`
+            : `${column.quoted} = ${next()}`,
+        )
+        .join(' AND ');
+      return `UPDATE ${this.quotedTable} SET ${sets} WHERE ${wheres}`;
+    });
+    const values = assigned.map((column) => this.parameter(column, changes[column.property]));
+    for (const [column, value] of conditions) {
+      for (const item of Array.isArray(value) ? (value as unknown[]) : [value])
+        values.push(this.parameter(column, item));
+    }
+    return { text, values };
+  }
+
+  /** Whether the property's column exists now (its migration may not have run). */
+  writes(property: string): boolean {
+    const column = this.byProperty.get(property);
+    return column !== undefined && isColumnPresent(this.features(), column.databaseName);
+  }
+
+  /** An entity from a row this table's statements selected. */
+  hydrate(row: Record<string, unknown>): E {
+    const entity = new this.entity() as Record<string, unknown>;
+    for (const column of this.allColumns) {
+      const value = row[column.databaseName];
+      if (value === undefined) continue;
+      entity[column.property] = column.transformer ? column.transformer.from(value) : value;
+    }
+    return entity as E;
+  }
+
+  private columns(): LibraryColumn[] {
+    const features = this.features();
+    return this.allColumns.filter((column) => isColumnPresent(features, column.databaseName));
+  }
+
+  private column(property: string): LibraryColumn {
+    const column = this.byProperty.get(property);
+    if (!column) throw new Error(`${this.entity.name} has no column for property '${property}'`);
+    return column;
+  }
+
+  private text(shape: string, build: () => string): string {
+    const key = `${shape}|${this.columns().length}`;
+    let text = this.texts.get(key);
+    if (text === undefined) this.texts.set(key, (text = build()));
+    return text;
+  }
+
+  /** A value as a text-format parameter of its column. */
+  private parameter(column: LibraryColumn, value: unknown): string | null {
+    const stored = column.transformer ? (column.transformer.to(value) as unknown) : value;
+    if (stored === null || stored === undefined) return null;
+    if (column.json) return JSON.stringify(stored);
+    if (typeof stored === 'string') return stored;
+    if (stored instanceof Date) {
+      if (Number.isNaN(stored.getTime()))
+        throw new InvalidArgumentError(`${this.entity.name}.${column.property} is an invalid Date.`);
+      return stored.toISOString();
+    }
+    if (typeof stored === 'number' || typeof stored === 'boolean') return String(stored);
+    throw new InvalidArgumentError(
+      `${this.entity.name}.${column.property} cannot be stored: ${typeof stored} is not a column value.`,
+    );
+  }
+}
+
+function singleTransformer(
+  transformer: ValueTransformer | ValueTransformer[] | undefined,
+): ValueTransformer | null {
+  if (!transformer) return null;
+  if (!Array.isArray(transformer)) return transformer;
+  if (transformer.length === 0) return null;
+  return {
+    to: (value: unknown) => transformer.reduce((current, step) => step.to(current) as unknown, value),
+    from: (value: unknown) =>
+      transformer.reduceRight((current, step) => step.from(current) as unknown, value),
+  };
+}

@@ -1,0 +1,217 @@
+import { QueryFailedError, type DataSource, type QueryRunner } from 'typeorm';
+import { SignalEntity } from '../../entities/signal.entity';
+import { StepExecutionEntity } from '../../entities/step-execution.entity';
+import { WorkflowEntity } from '../../entities/workflow.entity';
+import type { SchemaFeatures } from '../schema-features';
+import type { BoundStatement, StatementResult } from './bound-statement.interface';
+import { LibraryTable, type Criterion } from './library-table';
+import { runPipelined, type PgClient } from './postgres-pipeline';
+import { PostgresStatementNames } from './postgres-statement-names';
+
+/** The library's tables on the hot path. */
+export interface LibraryTables {
+  workflows: LibraryTable<WorkflowEntity>;
+  executions: LibraryTable<StepExecutionEntity>;
+  signals: LibraryTable<SignalEntity>;
+}
+
+/** What every batched transaction of a DataSource shares: tables, statement names, the logger. */
+export interface PostgresBatchContext {
+  dataSource: DataSource;
+  tables: LibraryTables;
+  names: PostgresStatementNames;
+}
+
+/** The shared context of a DataSource's batched transactions (`preparedStatements`: the option). */
+export function createPostgresBatchContext(
+  dataSource: DataSource,
+  preparedStatements: boolean,
+  features: () => SchemaFeatures,
+): PostgresBatchContext {
+  return {
+    dataSource,
+    tables: {
+      workflows: new LibraryTable(dataSource.getMetadata(WorkflowEntity), WorkflowEntity, features),
+      executions: new LibraryTable(
+        dataSource.getMetadata(StepExecutionEntity),
+        StepExecutionEntity,
+        features,
+      ),
+      signals: new LibraryTable(dataSource.getMetadata(SignalEntity), SignalEntity, features),
+    },
+    names: new PostgresStatementNames(preparedStatements),
+  };
+}
+
+/** A write held back: an INSERT keeps its row, so later changes to that row can join it. */
+type PendingWrite =
+  | { kind: 'insert'; table: LibraryTable<object>; row: Record<string, unknown> }
+  | {
+      kind: 'update';
+      table: LibraryTable<object>;
+      criteria: Record<string, Criterion>;
+      changes: Record<string, unknown>;
+    };
+
+/**
+ * One of the runner's transactions on PostgreSQL, where every round trip costs far more than the
+ * statement itself. It owns the transaction on a connection of the DataSource's pool:
+ * - the opening (`BEGIN`) waits for the first statement and travels with it; a transaction that
+ *   never needed the database sends nothing;
+ * - the store's writes are held back and sent together before the next read of the library's
+ *   tables (reads always see the transaction's own writes) or with the COMMIT; a change to a row
+ *   inserted earlier in the batch joins its INSERT;
+ * - several reads go in one message (`readTogether`).
+ * A message is one round trip of bound statements (`runPipelined`): no value is ever part of the
+ * SQL text. A failed message fails the transaction, which the caller rolls back; a rollback drops
+ * what is still pending. Messages are logged through the DataSource's logger like any query.
+ */
+export class PostgresQueryBatch {
+  private opening: BoundStatement | null;
+  private readonly writes: PendingWrite[] = [];
+  /** The COMMIT went through: nothing is left to roll back. */
+  private committed = false;
+
+  constructor(
+    private readonly shared: PostgresBatchContext,
+    private readonly client: PgClient,
+    private readonly queryRunner: QueryRunner,
+    opening: string,
+  ) {
+    this.opening = { text: opening, values: [] };
+  }
+
+  get tables(): LibraryTables {
+    return this.shared.tables;
+  }
+
+  /** Whether the transaction is open on the server (its opening was sent). */
+  get opened(): boolean {
+    return this.opening === null;
+  }
+
+  /** Sends what is pending and `reads` in one message; resolves the results of `reads`. */
+  async readTogether(reads: readonly BoundStatement[]): Promise<StatementResult[]> {
+    const results = await this.send(reads, null);
+    return results.slice(results.length - reads.length);
+  }
+
+  /** Sends everything held back, so a query issued next sees this transaction's writes. */
+  async flush(): Promise<void> {
+    if (this.opening || this.writes.length > 0) await this.send([], null);
+  }
+
+  /** Opens the transaction on the server if it is not yet; held-back writes may stay pending. */
+  async open(): Promise<void> {
+    if (this.opening) await this.send([], null, false);
+  }
+
+  /** `UPDATE … SET changes WHERE criteria` (changes and criteria by property name). */
+  update<E extends object>(
+    table: LibraryTable<E>,
+    criteria: Record<string, Criterion>,
+    changes: Partial<E>,
+  ): void {
+    const written = Object.fromEntries(
+      Object.entries(changes).filter(
+        ([property, value]) => value !== undefined && table.writes(property),
+      ),
+    );
+    if (Object.keys(written).length === 0) return;
+    const inserted = this.pendingInsertOf(table, criteria);
+    if (inserted) Object.assign(inserted.row, written);
+    else
+      this.writes.push({
+        kind: 'update',
+        table: table,
+        criteria,
+        changes: written,
+      });
+  }
+
+  /** `INSERT` of one row (the columns that exist and are set). */
+  insert<E extends object>(table: LibraryTable<E>, row: E): void {
+    const kept = Object.fromEntries(
+      Object.entries(row).filter(([property]) => table.writes(property)),
+    );
+    this.writes.push({ kind: 'insert', table: table, row: kept });
+  }
+
+  /** Commits: the held-back writes travel with the COMMIT; nothing is sent if nothing was. */
+  async commit(): Promise<void> {
+    if (this.opening && this.writes.length === 0) this.opening = null;
+    else await this.send([], 'COMMIT');
+    this.committed = true;
+  }
+
+  /** Rolls back on the server if the transaction was opened there; drops pending writes. */
+  async rollback(): Promise<void> {
+    this.writes.length = 0;
+    if (this.opening || this.committed) {
+      this.opening = null;
+      return;
+    }
+    await this.run([{ text: 'ROLLBACK', values: [] }]);
+  }
+
+  /**
+   * The pending INSERT an update by primary key can join: only when that INSERT is still the
+   * last pending write to its table, so no statement between them can depend on the row's
+   * earlier values (a unique index spanning rows, a criterion matching it).
+   */
+  private pendingInsertOf(
+    table: LibraryTable<object>,
+    criteria: Record<string, Criterion>,
+  ): Extract<PendingWrite, { kind: 'insert' }> | null {
+    const keys = Object.keys(criteria);
+    const id = criteria.id;
+    if (keys.length !== 1 || keys[0] !== 'id' || typeof id !== 'string') return null;
+    for (let index = this.writes.length - 1; index >= 0; index--) {
+      const write = this.writes[index];
+      if (write.table !== table) continue;
+      return write.kind === 'insert' && write.row.id === id ? write : null;
+    }
+    return null;
+  }
+
+  /**
+   * One round trip: the held-back opening and (unless `withWrites` is false) writes, then
+   * `statements`, then `closing`. Resolves every statement's result, in order.
+   */
+  private async send(
+    statements: readonly BoundStatement[],
+    closing: 'COMMIT' | null,
+    withWrites = true,
+  ): Promise<StatementResult[]> {
+    const message: BoundStatement[] = [];
+    if (this.opening) message.push(this.opening);
+    if (withWrites)
+      for (const write of this.writes.splice(0))
+        message.push(
+          write.kind === 'insert'
+            ? write.table.insert(write.row)
+            : write.table.update(write.criteria, write.changes),
+        );
+    message.push(...statements);
+    if (closing) message.push({ text: closing, values: [] });
+    this.opening = null;
+    return this.run(message);
+  }
+
+  /**
+   * One round trip, logged like any query. A database error comes back as TypeORM's
+   * QueryFailedError, as from any other query of the app.
+   */
+  private async run(message: readonly BoundStatement[]): Promise<StatementResult[]> {
+    const { logger } = this.shared.dataSource;
+    const text = message.map((statement) => statement.text).join(';\n');
+    const values = message.flatMap((statement) => statement.values);
+    logger.logQuery(text, values, this.queryRunner);
+    try {
+      return await runPipelined(this.client, message, this.shared.names);
+    } catch (error) {
+      logger.logQueryError(error as Error, text, values, this.queryRunner);
+      throw new QueryFailedError(text, values, error as Error);
+    }
+  }
+}
