@@ -12,10 +12,8 @@ import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { HousekeepingService, SignalEntity, StepExecutionEntity, WorkflowEntity } from '../lib';
-import {
-  StuckExecutionRecoverer,
-  type StuckKind,
-} from '../lib/housekeeping/stuck-execution.recoverer';
+import { HousekeepingQueries } from '../lib/adapters/typeorm/housekeeping-queries';
+import type { StuckKind } from '../lib/ports/workflow.repository';
 import { INDEX_NAMES } from '../lib/migrations/migration.constants';
 import { GenevaDriveTestingModule } from '../lib/testing';
 import { HousekeepingBenchWorkflow } from '../test/fixtures/housekeeping.workflows';
@@ -48,13 +46,13 @@ interface QueryCheck {
   plan: string[];
 }
 
-/** EXPLAIN ANALYZE of the recoverer's page query for `kind`. */
+/** EXPLAIN ANALYZE of the queries's page query for `kind`. */
 async function checkQuery(
   dataSource: DataSource,
-  recoverer: StuckExecutionRecoverer,
+  queries: HousekeepingQueries,
   kind: StuckKind,
 ): Promise<QueryCheck> {
-  const query = recoverer.stuckQuery(
+  const query = queries.stuckQuery(
     dataSource.manager,
     kind,
     new Date(Date.now() - CUTOFF_MS[kind]),
@@ -88,7 +86,7 @@ async function measure(executions: number): Promise<boolean> {
   try {
     await app.init();
     const dataSource = app.get(DataSource);
-    const recoverer = app.get(StuckExecutionRecoverer, { strict: false });
+    const queries = app.get(HousekeepingQueries, { strict: false });
     const tables = [WorkflowEntity, StepExecutionEntity, SignalEntity].map((entity) =>
       qualifiedTable(dataSource, entity),
     );
@@ -97,8 +95,8 @@ async function measure(executions: number): Promise<boolean> {
     const runs = await repeatRuns(runCount(), async () => {
       await dataSource.query(`TRUNCATE ${tables.join(', ')}`);
       const dataset = await generateHousekeepingDataset(dataSource, executions);
-      const inProgress = await checkQuery(dataSource, recoverer, 'in_progress');
-      const scheduled = await checkQuery(dataSource, recoverer, 'scheduled');
+      const inProgress = await checkQuery(dataSource, queries, 'in_progress');
+      const scheduled = await checkQuery(dataSource, queries, 'scheduled');
       ok &&= [inProgress, scheduled].every(
         (check) => check.usesIndex && !check.seqScanOnStepExecutions,
       );

@@ -20,10 +20,10 @@ import {
 import { defaultQueues, resolveModuleOptions } from './options/resolve-module-options';
 import type { ResolvedGenevaDriveOptions } from './options/resolved-options.interface';
 import { GENEVA_DRIVE_RESOLVED_OPTIONS } from './options/resolved-options.token';
-import { BullmqStepJobQueue } from './queue/bullmq-step-job.queue';
-import { createStepProcessor } from './queue/step.processor';
+import { BullmqStepJobQueue } from './adapters/bullmq/bullmq-step-job.queue';
+import { createStepProcessor } from './adapters/bullmq/step.processor';
 import { StepJobQueue } from './queue/step-job.queue';
-import { WorkerLifecycleService } from './queue/worker-lifecycle.service';
+import { WorkerLifecycleService } from './adapters/bullmq/worker-lifecycle.service';
 
 /** Holds the options providers, so BullMQ's async config can import them too. */
 @Module({})

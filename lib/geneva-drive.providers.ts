@@ -10,14 +10,17 @@ import { ScheduledJobReconciler } from './housekeeping/scheduled-job.reconciler'
 import { StuckExecutionRecoverer } from './housekeeping/stuck-execution.recoverer';
 import { WorkflowGauges } from './housekeeping/workflow-gauges';
 import { ErrorReportingService } from './observability/error-reporting.service';
-import { GenevaDriveDataSource } from './persistence/geneva-drive-data-source';
-import { PostgresClientErrorGuard } from './persistence/postgres-client-error.guard';
-import { WorkflowStore } from './persistence/workflow.store';
+import { GenevaDriveDataSource } from './adapters/typeorm/geneva-drive-data-source';
+import { PostgresClientErrorGuard } from './adapters/postgres/postgres-client-error.guard';
+import { WorkflowRows } from './adapters/typeorm/workflow-rows';
 import { JobDispatcher } from './queue/job-dispatcher';
-import { HeroResolver } from './runner/hero-resolver';
+import { HeroResolver } from './adapters/typeorm/hero-resolver';
+import { HousekeepingQueries } from './adapters/typeorm/housekeeping-queries';
+import { TypeOrmWorkflowRepository } from './adapters/typeorm/typeorm-workflow.repository';
+import { WorkflowRepository } from './ports/workflow.repository';
 import { StepFinalizer } from './runner/step-finalizer';
 import { StepInvoker } from './runner/step-invoker';
-import { CursorCheckpointWriter } from './persistence/cursor-checkpoint.writer';
+import { CursorCheckpointWriter } from './adapters/typeorm/cursor-checkpoint.writer';
 import { StepPreparer } from './runner/step-preparer';
 import { WorkflowRunner } from './runner/workflow.runner';
 import { WorkflowScheduler } from './runner/workflow-scheduler';
@@ -26,7 +29,7 @@ import { WorkflowService } from './service/workflow.service';
 import { ShutdownSignal } from './resumable/shutdown.signal';
 import { SignalRendezvous } from './signals/signal-rendezvous';
 import { SignalSender } from './signals/signal-sender';
-import { SignalStore } from './signals/signal.store';
+import { SignalRows } from './adapters/typeorm/signal-rows';
 
 /** Providers shared by `GenevaDriveModule` and `GenevaDriveTestingModule` (the queue differs). */
 export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
@@ -38,11 +41,14 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   JobDispatcher,
   GenevaDriveDataSource,
   PostgresClientErrorGuard,
-  WorkflowStore,
+  WorkflowRows,
   CursorCheckpointWriter,
   WorkflowScheduler,
   HeroResolver,
-  SignalStore,
+  SignalRows,
+  HousekeepingQueries,
+  TypeOrmWorkflowRepository,
+  { provide: WorkflowRepository, useExisting: TypeOrmWorkflowRepository },
   SignalRendezvous,
   SignalSender,
   StepPreparer,

@@ -12,3 +12,6 @@ export const ACTIVE_EXECUTION_STATES: readonly StepExecutionState[] = [
   'waiting',
   'in_progress',
 ];
+
+/** Workflows whose scheduled executions are expected to run. */
+export const RUNNABLE_WORKFLOW_STATES: readonly WorkflowState[] = ['ready', 'performing'];

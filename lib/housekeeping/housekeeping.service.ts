@@ -15,7 +15,7 @@ import type { HousekeepingResult } from '../interfaces/workflow-service.interfac
 import { ErrorReportingService } from '../observability/error-reporting.service';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
+import { WorkflowRepository } from '../ports/workflow.repository';
 import { asError } from '../runner/execution-transitions';
 import { CompletedWorkflowCleaner } from './completed-workflow.cleaner';
 import { HousekeepingLock } from './housekeeping.lock';
@@ -56,7 +56,7 @@ export class HousekeepingService
 
   constructor(
     private readonly readiness: ReadinessWatcher,
-    private readonly database: GenevaDriveDataSource,
+    private readonly repository: WorkflowRepository,
     private readonly lock: HousekeepingLock,
     private readonly cleaner: CompletedWorkflowCleaner,
     private readonly recoverer: StuckExecutionRecoverer,
@@ -164,8 +164,8 @@ export class HousekeepingService
       const ago = (ms: number) => new Date(startedAt - ms);
       const shouldStop = () => this.stopping;
       // A migration may have run since boot.
-      if (!this.database.features.signals || !this.database.features.resumable) {
-        await this.database.refreshSchemaFeatures();
+      if (!this.repository.features.signals || !this.repository.features.resumable) {
+        await this.repository.refreshSchemaFeatures();
       }
 
       if (settings.deleteCompletedWorkflowsAfterMs === null) {

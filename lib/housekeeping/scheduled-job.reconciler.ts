@@ -1,14 +1,13 @@
 import { Injectable, Logger, type LoggerService } from '@nestjs/common';
-import { In } from 'typeorm';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
-import { StepExecutionEntity } from '../entities/step-execution.entity';
-import { WorkflowEntity } from '../entities/workflow.entity';
+import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { ErrorReportContext } from '../interfaces/module-options.interface';
 import { ErrorReportingService } from '../observability/error-reporting.service';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import { WorkflowStore } from '../persistence/workflow.store';
+import { RUNNABLE_WORKFLOW_STATES } from '../common/states';
+import { WorkflowRepository } from '../ports/workflow.repository';
 import { StepJobQueue } from '../queue/step-job.queue';
 import {
   isStepJobInspector,
@@ -24,7 +23,6 @@ import { WorkflowScheduler } from '../runner/workflow-scheduler';
  */
 export const RECONCILE_GRACE_MS = 5_000;
 
-const RUNNABLE_WORKFLOW_STATES = ['ready', 'performing'];
 
 /** What one reconciliation did. */
 export interface ReconciliationResult {
@@ -66,8 +64,7 @@ export class ScheduledJobReconciler {
   private readonly defaultLogger = new Logger('GenevaDrive');
 
   constructor(
-    private readonly database: GenevaDriveDataSource,
-    private readonly store: WorkflowStore,
+    private readonly repository: WorkflowRepository,
     private readonly scheduler: WorkflowScheduler,
     private readonly registry: WorkflowRegistry,
     private readonly queue: StepJobQueue,
@@ -99,7 +96,7 @@ export class ScheduledJobReconciler {
     const settledBefore = new Date(Date.now() - (options.graceMs ?? RECONCILE_GRACE_MS));
     let after: StepExecutionEntity | null = null;
     while (!shouldStop()) {
-      const { executions, workflows } = await this.page(settledBefore, batchSize, after);
+      const { executions, workflows } = await this.repository.scheduledExecutions(settledBefore, batchSize, after);
       const candidates = this.candidates(executions, workflows);
       result.checked += candidates.length;
       for (const candidate of await this.lost(inspector, candidates)) {
@@ -118,55 +115,6 @@ export class ScheduledJobReconciler {
       );
     }
     return result;
-  }
-
-  /**
-   * One page of `scheduled` executions of runnable workflows, settled before the grace cutoff,
-   * ordered by `(scheduled_for, id)` (the `(state, scheduled_for)` index), with their workflows.
-   */
-  private page(
-    settledBefore: Date,
-    limit: number,
-    after: StepExecutionEntity | null,
-  ): Promise<{ executions: StepExecutionEntity[]; workflows: Map<string, WorkflowEntity> }> {
-    return this.database.transaction(async (uow) => {
-      const query = (await uow.manager())
-        .createQueryBuilder(StepExecutionEntity, 'execution')
-        .select([
-          'execution.id',
-          'execution.workflowId',
-          'execution.stepName',
-          'execution.jobId',
-          'execution.scheduledFor',
-        ])
-        .innerJoin(
-          WorkflowEntity,
-          'workflow',
-          `workflow.id = execution.workflowId AND workflow.state IN ('${RUNNABLE_WORKFLOW_STATES.join("', '")}')`,
-        )
-        .where("execution.state = 'scheduled'")
-        .andWhere('execution.updatedAt < :settledBefore', { settledBefore });
-      if (after) {
-        query.andWhere(
-          '(execution.scheduledFor > :afterAt OR (execution.scheduledFor = :afterAt AND execution.id > :afterId))',
-          { afterAt: after.scheduledFor, afterId: after.id },
-        );
-      }
-      const executions = await query
-        .orderBy('execution.scheduledFor', 'ASC')
-        .addOrderBy('execution.id', 'ASC')
-        .limit(limit)
-        .getMany();
-      const ids = [...new Set(executions.map((execution) => execution.workflowId))];
-      const rows =
-        ids.length === 0
-          ? []
-          : await (await uow.manager()).find(WorkflowEntity, {
-              where: { id: In(ids) },
-              select: { id: true, type: true, state: true, metadata: true },
-            });
-      return { executions, workflows: new Map(rows.map((row) => [row.id, row])) };
-    });
   }
 
   /**
@@ -225,9 +173,12 @@ export class ScheduledJobReconciler {
       heroId: null,
     };
     try {
-      return await this.database.transaction(async (uow) => {
-        const workflow = await this.store.lockWorkflow(uow, candidate.workflowId);
-        const execution = await this.store.lockExecution(uow, candidate.id);
+      return await this.repository.transaction(async (uow) => {
+        const { workflow, execution } = await this.repository.lockForStep(
+          uow,
+          candidate.workflowId,
+          candidate.id,
+        );
         const definition = workflow && this.registry.findByName(workflow.type);
         if (!workflow || !execution || !definition) return false;
         Object.assign(context, {

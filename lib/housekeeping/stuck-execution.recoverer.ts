@@ -1,39 +1,23 @@
 import { Injectable, Logger, type LoggerService } from '@nestjs/common';
-import type { EntityManager, SelectQueryBuilder } from 'typeorm';
+import { RUNNABLE_WORKFLOW_STATES } from '../common/states';
+import {
+  WorkflowRepository,
+  type RepositoryTransaction,
+  type StuckKind,
+  type StuckPageStart,
+} from '../ports/workflow.repository';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import { StepExecutionEntity } from '../entities/step-execution.entity';
-import { WorkflowEntity } from '../entities/workflow.entity';
+import type { WorkflowEntity } from '../entities/workflow.entity';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import { StepNotDefinedError } from '../errors/step-not-defined.error';
 import type { ErrorReportContext } from '../interfaces/module-options.interface';
 import { ErrorReportingService } from '../observability/error-reporting.service';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import type { UnitOfWork } from '../persistence/unit-of-work';
-import { WorkflowStore } from '../persistence/workflow.store';
 import { asError, terminalTransition } from '../runner/execution-transitions';
 import { WorkflowScheduler } from '../runner/workflow-scheduler';
-
-/** The two kinds of stuck executions, named by the state they are stuck in. */
-export type StuckKind = 'in_progress' | 'scheduled';
-
-/** Where a keyset page starts: after this row in `(timestamp, id)` order. */
-export interface StuckPageStart {
-  at: Date;
-  id: string;
-}
-
-/** The column each kind is selected and ordered by (served by an index). */
-const FILTER_COLUMN = { in_progress: 'startedAt', scheduled: 'scheduledFor' } as const;
-/** The state as a literal, not a parameter, so the planner can match the partial index's predicate. */
-const STUCK_STATE_PREDICATES = {
-  in_progress: "execution.state = 'in_progress'",
-  scheduled: "execution.state = 'scheduled'",
-} as const;
-
-const RUNNABLE_WORKFLOW_STATES = ['ready', 'performing'];
 
 /** Whether a row was recovered, and an error to report once its transaction committed. */
 interface RecoveryVerdict {
@@ -54,8 +38,7 @@ export class StuckExecutionRecoverer {
   private readonly defaultLogger = new Logger('GenevaDrive');
 
   constructor(
-    private readonly database: GenevaDriveDataSource,
-    private readonly store: WorkflowStore,
+    private readonly repository: WorkflowRepository,
     private readonly scheduler: WorkflowScheduler,
     private readonly registry: WorkflowRegistry,
     private readonly errors: ErrorReportingService,
@@ -80,9 +63,7 @@ export class StuckExecutionRecoverer {
     let recovered = 0;
     let after: StuckPageStart | null = null;
     while (!shouldStop()) {
-      const page: StepExecutionEntity[] = await this.database.transaction(async (uow) =>
-        this.stuckQuery(await uow.manager(), kind, cutoff, batchSize, after).getMany(),
-      );
+      const page = await this.repository.stuckExecutions(kind, cutoff, batchSize, after);
       for (const candidate of page) {
         if (shouldStop()) break;
         if (skip.has(candidate.id)) continue;
@@ -93,42 +74,6 @@ export class StuckExecutionRecoverer {
       after = { at: kind === 'in_progress' ? last.startedAt! : last.scheduledFor, id: last.id };
     }
     return recovered;
-  }
-
-  /**
-   * The page query, ordered by the filter column so PostgreSQL walks the partial index on
-   * `started_at WHERE state = 'in_progress'` or the `(state, scheduled_for)` index.
-   */
-  stuckQuery(
-    manager: EntityManager,
-    kind: StuckKind,
-    cutoff: Date,
-    limit: number,
-    after: StuckPageStart | null = null,
-  ): SelectQueryBuilder<StepExecutionEntity> {
-    const column = `execution.${FILTER_COLUMN[kind]}`;
-    const query = manager
-      .createQueryBuilder(StepExecutionEntity, 'execution')
-      .select(['execution.id', 'execution.workflowId', 'execution.stepName', column])
-      .where(STUCK_STATE_PREDICATES[kind])
-      .andWhere(`${column} < :cutoff`, { cutoff });
-    if (kind === 'scheduled') {
-      query.innerJoin(
-        WorkflowEntity,
-        'workflow',
-        `workflow.id = execution.workflowId AND workflow.state IN ('${RUNNABLE_WORKFLOW_STATES.join("', '")}')`,
-      );
-    }
-    if (after) {
-      query.andWhere(
-        `${column} >= :afterAt AND (${column} > :afterAt OR execution.id > :afterId)`,
-        {
-          afterAt: after.at,
-          afterId: after.id,
-        },
-      );
-    }
-    return query.orderBy(column, 'ASC').addOrderBy('execution.id', 'ASC').limit(limit);
   }
 
   /** One row, in its own transaction; errors are reported and the row skipped. */
@@ -146,11 +91,14 @@ export class StuckExecutionRecoverer {
       heroId: null,
     };
     try {
-      const { recovered, report } = await this.database.transaction<RecoveryVerdict>(
+      const { recovered, report } = await this.repository.transaction<RecoveryVerdict>(
         async (uow) => {
           const skipped: RecoveryVerdict = { recovered: false, report: null };
-          const workflow = await this.store.lockWorkflow(uow, candidate.workflowId);
-          const execution = await this.store.lockExecution(uow, candidate.id);
+          const { workflow, execution } = await this.repository.lockForStep(
+            uow,
+            candidate.workflowId,
+            candidate.id,
+          );
           if (!workflow || !execution || !stillStuck(kind, workflow, execution, cutoff))
             return skipped;
           Object.assign(context, {
@@ -197,13 +145,13 @@ export class StuckExecutionRecoverer {
 
   /** `cancel`: the execution ends `canceled/recovered`, an ongoing workflow is canceled. */
   private async cancel(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     execution: StepExecutionEntity,
   ): Promise<void> {
-    await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'recovered'));
+    await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'recovered'));
     if (workflow.state === 'finished' || workflow.state === 'canceled') return;
-    await this.store.updateWorkflow(uow, workflow, {
+    await this.repository.updateWorkflow(uow, workflow, {
       state: 'canceled',
       transitionedAt: new Date(),
       currentStepName: null,
@@ -217,27 +165,27 @@ export class StuckExecutionRecoverer {
    * still-claimed signal at the gate). Resolves an error to report when the step cannot be run.
    */
   private async reattemptInProgress(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     execution: StepExecutionEntity,
     definition: WorkflowDefinition,
   ): Promise<Error | null> {
     if (workflow.state === 'finished' || workflow.state === 'canceled') {
       // The workflow ended while the step hung: nothing will run again.
-      await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'recovered'));
+      await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'recovered'));
       return null;
     }
-    await this.store.updateExecution(uow, execution, terminalTransition('completed', 'recovered'));
+    await this.repository.updateExecution(uow, execution, terminalTransition('completed', 'recovered'));
     const step = definition.steps.named(execution.stepName);
     if (workflow.state === 'paused') {
       // An operator paused it mid-step: point at the step so resume() runs it again; a resumable
       // chain gets its successor now, without a job, for resume() to enqueue.
-      await this.store.updateWorkflow(uow, workflow, {
+      await this.repository.updateWorkflow(uow, workflow, {
         currentStepName: null,
         nextStepName: execution.stepName,
       });
       if (step?.kind === 'resumable') {
-        await this.store.insertExecution(uow, {
+        await this.repository.insertExecution(uow, {
           workflowId: workflow.id,
           stepName: step.name,
           scheduledFor: new Date(),
@@ -248,9 +196,9 @@ export class StuckExecutionRecoverer {
       }
       return null;
     }
-    await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
+    await this.repository.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
     if (!step) {
-      await this.store.updateWorkflow(uow, workflow, {
+      await this.repository.updateWorkflow(uow, workflow, {
         state: 'paused',
         transitionedAt: new Date(),
         nextStepName: execution.stepName,
@@ -262,7 +210,7 @@ export class StuckExecutionRecoverer {
       );
     }
     if (step.kind === 'removed') {
-      await this.store.updateWorkflow(uow, workflow, { nextStepName: step.name });
+      await this.repository.updateWorkflow(uow, workflow, { nextStepName: step.name });
       await this.scheduler.scheduleNextStep(uow, workflow, definition);
     } else if (step.kind === 'resumable') {
       await this.scheduler.createSuccessor(uow, workflow, definition, step, execution, 0);

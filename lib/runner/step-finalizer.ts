@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { QueryFailedError } from 'typeorm';
 import { parseDuration } from '../common/duration';
 import type { StepDefinition } from '../discovery/step-definition.interface';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
@@ -8,9 +7,7 @@ import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { ErrorReportContext } from '../interfaces/module-options.interface';
 import type { StepExecutionState, WorkflowState } from '../interfaces/states.interface';
 import type { TaggedLogger } from '../observability/tagged-logger';
-import type { UnitOfWork } from '../persistence/unit-of-work';
-import { isTransientDatabaseError } from '../persistence/transient-database-error';
-import { WorkflowStore } from '../persistence/workflow.store';
+import { isTransientDatabaseError } from '../common/transient-database-error';
 import {
   consecutiveReattemptsPaged,
   decide,
@@ -25,6 +22,7 @@ import { SignalRendezvous } from '../signals/signal-rendezvous';
 import type { StepChain } from './step-chain';
 import { StepPreparer, type Preparation } from './step-preparer';
 import { WorkflowScheduler } from './workflow-scheduler';
+import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
 /** Where an exception came from: the step body, a precondition, or the rest of prepare. */
 export type ExceptionPhase = 'body' | 'precondition' | 'prepare';
@@ -71,20 +69,20 @@ interface Rows {
 @Injectable()
 export class StepFinalizer {
   constructor(
-    private readonly store: WorkflowStore,
+    private readonly repository: WorkflowRepository,
     private readonly scheduler: WorkflowScheduler,
     private readonly rendezvous: SignalRendezvous,
     private readonly preparer: StepPreparer,
   ) {}
 
   async finalize(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     prepared: PreparedStep,
     run: StepRun,
     chain: StepChain | null = null,
   ): Promise<FinalizeOutcome> {
     const none: FinalizeOutcome = { raise: null, report: null };
-    const { workflow, execution } = await this.store.lockRows(
+    const { workflow, execution } = await this.repository.lockForStep(
       uow,
       prepared.workflow.id,
       prepared.execution.id,
@@ -113,7 +111,7 @@ export class StepFinalizer {
 
     if (workflow.state !== 'performing' && workflow.state !== 'paused') {
       await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
-      await this.store.updateWorkflow(uow, workflow, { currentStepName: null });
+      await this.repository.updateWorkflow(uow, workflow, { currentStepName: null });
       return { ...none, states: { workflowState: workflow.state, stepState: execution.state } };
     }
     const { result } = run;
@@ -142,7 +140,7 @@ export class StepFinalizer {
       };
     }
     if (workflow.currentStepName !== null)
-      await this.store.updateWorkflow(uow, workflow, { currentStepName: null });
+      await this.repository.updateWorkflow(uow, workflow, { currentStepName: null });
     return {
       ...outcome,
       states: { workflowState: workflow.state, stepState: execution.state },
@@ -156,7 +154,7 @@ export class StepFinalizer {
    * `failed/failed` and only the workflow follows the action.
    */
   async applyException(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     rows: Rows,
     error: Error,
     phase: ExceptionPhase,
@@ -164,9 +162,8 @@ export class StepFinalizer {
   ): Promise<FinalizeOutcome> {
     const { definition, step, execution, workflow } = rows;
     const policy = selectPolicy(error, definition, step);
-    const manager = await uow.manager();
     const prior = await consecutiveReattemptsPaged(execution, (offset, limit) =>
-      this.store.executionsOfStep(manager, workflow.id, execution.stepName, { offset, limit }),
+      this.repository.executionsOfStep(uow, workflow.id, execution.stepName, { offset, limit }),
     );
     let decision: ExceptionDecision;
     try {
@@ -207,7 +204,7 @@ export class StepFinalizer {
         { ...terminalTransition('failed', 'canceled'), ...errorColumns(error) },
         info,
       );
-      await this.store.updateWorkflow(uow, workflow, {
+      await this.repository.updateWorkflow(uow, workflow, {
         state: 'canceled',
         transitionedAt: new Date(),
       });
@@ -253,7 +250,7 @@ export class StepFinalizer {
   }
 
   private async applyFlowControl(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     rows: Rows,
     request: FlowControlRequest,
   ): Promise<void> {
@@ -261,7 +258,7 @@ export class StepFinalizer {
     switch (request.action) {
       case 'cancel':
         await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
-        await this.store.updateWorkflow(uow, workflow, {
+        await this.repository.updateWorkflow(uow, workflow, {
           state: 'canceled',
           transitionedAt: new Date(),
         });
@@ -273,7 +270,7 @@ export class StepFinalizer {
         } else {
           await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
         }
-        await this.store.updateWorkflow(uow, workflow, { nextStepName: rows.execution.stepName });
+        await this.repository.updateWorkflow(uow, workflow, { nextStepName: rows.execution.stepName });
         await this.pauseWorkflow(uow, rows);
         return;
       case 'skip':
@@ -306,7 +303,7 @@ export class StepFinalizer {
   }
 
   private async applyDecisionToWorkflow(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     rows: Rows,
     decision: ExceptionDecision,
   ): Promise<void> {
@@ -315,7 +312,7 @@ export class StepFinalizer {
     if (decision.action === 'skip') return this.continueWithNextStep(uow, rows);
     if (decision.action === 'finish') return this.finishWorkflow(uow, rows);
     if (decision.action === 'cancel') {
-      await this.store.updateWorkflow(uow, rows.workflow, {
+      await this.repository.updateWorkflow(uow, rows.workflow, {
         state: 'canceled',
         transitionedAt: new Date(),
       });
@@ -325,17 +322,17 @@ export class StepFinalizer {
   }
 
   /** Schedules the following step, or, when an operator paused mid-step, only points at it. */
-  private async continueWithNextStep(uow: UnitOfWork, rows: Rows): Promise<void> {
+  private async continueWithNextStep(uow: RepositoryTransaction, rows: Rows): Promise<void> {
     const { workflow, definition, execution } = rows;
     if (rows.deferred) {
       const next = definition.steps.nextAfter(execution.stepName);
-      await this.store.updateWorkflow(uow, workflow, {
+      await this.repository.updateWorkflow(uow, workflow, {
         currentStepName: null,
         nextStepName: next?.name ?? null,
       });
       return;
     }
-    await this.store.updateWorkflow(uow, workflow, {
+    await this.repository.updateWorkflow(uow, workflow, {
       state: 'ready',
       currentStepName: null,
       nextStepName: execution.stepName,
@@ -351,7 +348,7 @@ export class StepFinalizer {
    * instead, and its job's own prepare deals with the exception.
    */
   private async startInProcess(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     rows: Rows,
     next: StepExecutionEntity,
   ): Promise<ChainedStart | undefined> {
@@ -361,7 +358,7 @@ export class StepFinalizer {
       preparation = await this.preparer.prepareLocked(uow, rows.workflow, next, events);
     } catch (error) {
       // A failed query left the transaction unusable; only user code's exceptions fall back.
-      if (error instanceof QueryFailedError || isTransientDatabaseError(error)) throw error;
+      if (this.repository.isDatabaseError(error) || isTransientDatabaseError(error)) throw error;
       const step = rows.definition.steps.named(next.stepName)!;
       await this.scheduler.enqueueNew(uow, rows.workflow, rows.definition, step, next);
       return undefined;
@@ -377,13 +374,13 @@ export class StepFinalizer {
    * the cursor; `completed/workflow_paused` when an operator paused the workflow meanwhile.
    */
   private async applyInterruption(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     rows: Rows,
     waitMs: number | null,
   ): Promise<void> {
     if (rows.deferred) {
       await this.setExecution(uow, rows, terminalTransition('completed', 'workflow_paused'));
-      await this.store.updateWorkflow(uow, rows.workflow, {
+      await this.repository.updateWorkflow(uow, rows.workflow, {
         nextStepName: rows.execution.stepName,
       });
       return;
@@ -397,21 +394,21 @@ export class StepFinalizer {
    * the cursor (cleared when `rewind`).
    */
   private async continueWithSameStep(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     rows: Rows,
     waitMs: number | null,
     rewind = false,
   ): Promise<void> {
     const { workflow, definition, execution, step } = rows;
     if (rows.deferred || !step) {
-      await this.store.updateWorkflow(uow, workflow, {
+      await this.repository.updateWorkflow(uow, workflow, {
         currentStepName: null,
         nextStepName: execution.stepName,
       });
       if (!step) await this.pauseWorkflow(uow, rows);
       return;
     }
-    await this.store.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
+    await this.repository.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
     if (step.kind === 'resumable') {
       await this.scheduler.createSuccessor(uow, workflow, definition, step, execution, waitMs, {
         rewind,
@@ -422,31 +419,31 @@ export class StepFinalizer {
   }
 
   /** A clean outcome resolves the attached signal; a skip resolves its step by decree. */
-  private async settleSignal(uow: UnitOfWork, rows: Rows, skipped: boolean): Promise<void> {
+  private async settleSignal(uow: RepositoryTransaction, rows: Rows, skipped: boolean): Promise<void> {
     const { execution } = rows;
     await this.rendezvous.settle(uow, execution.signalId, skipped ? [execution.stepName] : []);
   }
 
-  private async finishWorkflow(uow: UnitOfWork, rows: Rows): Promise<void> {
+  private async finishWorkflow(uow: RepositoryTransaction, rows: Rows): Promise<void> {
     await this.scheduler.finishWorkflow(uow, rows.workflow);
   }
 
-  private async pauseWorkflow(uow: UnitOfWork, rows: Rows): Promise<void> {
+  private async pauseWorkflow(uow: RepositoryTransaction, rows: Rows): Promise<void> {
     if (rows.workflow.state === 'paused') return;
-    await this.store.updateWorkflow(uow, rows.workflow, {
+    await this.repository.updateWorkflow(uow, rows.workflow, {
       state: 'paused',
       transitionedAt: new Date(),
     });
   }
 
   private async setExecution(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     rows: Rows,
     changes: Partial<StepExecutionEntity>,
     metadata: Record<string, unknown> = {},
   ): Promise<void> {
     const merged = { ...(rows.execution.metadata ?? {}), ...metadata };
-    await this.store.updateExecution(uow, rows.execution, {
+    await this.repository.updateExecution(uow, rows.execution, {
       ...changes,
       metadata: Object.keys(merged).length > 0 ? merged : null,
     });

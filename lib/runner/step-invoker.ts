@@ -3,7 +3,7 @@ import { CursorTooLargeError } from '../errors/cursor-too-large.error';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import type { WorkflowState } from '../interfaces/states.interface';
-import { CursorCheckpointWriter } from '../persistence/cursor-checkpoint.writer';
+import { WorkflowRepository } from '../ports/workflow.repository';
 import type { InterruptionPolicy } from '../resumable/interruption-policy';
 import { IterableStepImpl } from '../resumable/iterable-step';
 import { ShutdownSignal } from '../resumable/shutdown.signal';
@@ -29,7 +29,7 @@ interface WorkflowHooks {
 @Injectable()
 export class StepInvoker {
   constructor(
-    private readonly checkpoints: CursorCheckpointWriter,
+    private readonly repository: WorkflowRepository,
     private readonly shutdown: ShutdownSignal,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
@@ -92,13 +92,13 @@ export class StepInvoker {
         if (maxIterations !== null && iterations >= maxIterations) return 'maxIterations';
         if (step.maxRuntimeMs !== null && Date.now() - startedAt >= step.maxRuntimeMs) return 'maxRuntime';
         if (this.shutdown.requested) return 'shutdown';
-        const state = observed ?? (await this.checkpoints.workflowState(workflow.id));
+        const state = observed ?? (await this.repository.workflowState(workflow.id));
         return state === 'paused' || state === 'canceled' ? `workflow ${state}` : null;
       },
     };
     const writeCursor = async (cursor: unknown) => {
       this.checkCursorSize(cursor, step.name);
-      stateAtWrite = await this.checkpoints.write(execution, cursor);
+      stateAtWrite = await this.repository.writeCursor(execution, cursor);
       execution.cursor = cursor;
     };
     return new IterableStepImpl(execution.cursor, execution.continuesFromId !== null, writeCursor, interrupter);

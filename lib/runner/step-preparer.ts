@@ -13,15 +13,12 @@ import { publishPrecondition } from '../observability/diagnostics';
 import { TaggedLogger } from '../observability/tagged-logger';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import type { UnitOfWork } from '../persistence/unit-of-work';
-import { isTransientDatabaseError } from '../persistence/transient-database-error';
-import { WorkflowStore } from '../persistence/workflow.store';
+import { isTransientDatabaseError } from '../common/transient-database-error';
 import { errorColumns, terminalTransition } from './execution-transitions';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
-import { HeroResolver } from './hero-resolver';
 import type { PreparedStep } from './prepared-step.interface';
 import { WorkflowScheduler } from './workflow-scheduler';
+import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
 /** The prepare phase's verdict. */
 export type Preparation =
@@ -50,11 +47,9 @@ export class StepPreparer {
 
   constructor(
     private readonly registry: WorkflowRegistry,
-    private readonly store: WorkflowStore,
+    private readonly repository: WorkflowRepository,
     private readonly scheduler: WorkflowScheduler,
-    private readonly heroes: HeroResolver,
     private readonly rendezvous: SignalRendezvous,
-    private readonly database: GenevaDriveDataSource,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {
     this.baseLogger = new Logger('GenevaDrive');
@@ -73,11 +68,11 @@ export class StepPreparer {
 
   /** Locks the workflow and execution rows, then `prepareLocked`; `missing` when either row is not there. */
   async prepare(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflowId: string,
     executionId: string,
   ): Promise<Preparation | { kind: 'missing' }> {
-    const { workflow, execution } = await this.store.lockRows(uow, workflowId, executionId);
+    const { workflow, execution } = await this.repository.lockForStep(uow, workflowId, executionId);
     if (!workflow || !execution || execution.workflowId !== workflow.id) return { kind: 'missing' };
     return this.prepareLocked(uow, workflow, execution);
   }
@@ -88,7 +83,7 @@ export class StepPreparer {
    * the previous step's finalize event, in the order a subscriber expects.
    */
   async prepareLocked(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     execution: StepExecutionEntity,
     deferredEvents: Array<() => void> | null = null,
@@ -101,7 +96,7 @@ export class StepPreparer {
       return { kind: 'stop', raise: null };
     }
     if (workflow.state !== 'ready' && workflow.state !== 'performing') {
-      await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
+      await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
       return { kind: 'stop', raise: null };
     }
     const definition = this.registry.findByName(workflow.type);
@@ -116,8 +111,8 @@ export class StepPreparer {
     const hero = await this.loadHero(uow, workflow);
     if (hero === null && !definition.mayProceedWithoutHero) {
       logger.log('Hero is missing, canceling the workflow');
-      await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
-      await this.store.updateWorkflow(uow, workflow, {
+      await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
+      await this.repository.updateWorkflow(uow, workflow, {
         state: 'canceled',
         transitionedAt: new Date(),
       });
@@ -136,9 +131,9 @@ export class StepPreparer {
       return { kind: 'stop', raise: error };
     }
     if (step.kind === 'removed') {
-      await this.store.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
+      await this.repository.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
       await this.rendezvous.settle(uow, execution.signalId, [step.name]);
-      await this.store.updateWorkflow(uow, workflow, {
+      await this.repository.updateWorkflow(uow, workflow, {
         state: 'ready',
         currentStepName: null,
         nextStepName: step.name,
@@ -167,17 +162,17 @@ export class StepPreparer {
     );
     publish(() => publishPrecondition({ workflow, execution, step }, verdict));
     if (verdict === 'cancel') {
-      await this.store.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
-      await this.store.updateWorkflow(uow, workflow, {
+      await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
+      await this.repository.updateWorkflow(uow, workflow, {
         state: 'canceled',
         transitionedAt: new Date(),
       });
       return { kind: 'stop', raise: null };
     }
     if (verdict === 'skip') {
-      await this.store.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
+      await this.repository.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
       await this.rendezvous.settle(uow, execution.signalId, [step.name]);
-      await this.store.updateWorkflow(uow, workflow, {
+      await this.repository.updateWorkflow(uow, workflow, {
         state: 'ready',
         currentStepName: null,
         nextStepName: step.name,
@@ -190,7 +185,7 @@ export class StepPreparer {
     if (step.waitFor) {
       receivedSignal = await this.passGate(uow, step, execution, { workflow, hero });
       if (!receivedSignal) {
-        await this.store.updateExecution(uow, execution, {
+        await this.repository.updateExecution(uow, execution, {
           state: 'waiting',
           waitingSince: new Date(),
         });
@@ -200,8 +195,8 @@ export class StepPreparer {
     }
 
     const now = new Date();
-    await this.store.updateExecution(uow, execution, { state: 'in_progress', startedAt: now });
-    await this.store.updateWorkflow(uow, workflow, {
+    await this.repository.updateExecution(uow, execution, { state: 'in_progress', startedAt: now });
+    await this.repository.updateWorkflow(uow, workflow, {
       state: 'performing',
       currentStepName: step.name,
     });
@@ -211,9 +206,9 @@ export class StepPreparer {
     };
   }
 
-  private async loadHero(uow: UnitOfWork, workflow: WorkflowEntity): Promise<object | null> {
+  private async loadHero(uow: RepositoryTransaction, workflow: WorkflowEntity): Promise<object | null> {
     if (!workflow.heroType || !workflow.heroId) return null;
-    return this.heroes.load(uow, workflow.heroType, workflow.heroId);
+    return this.repository.loadHero(uow, workflow.heroType, workflow.heroId);
   }
 
   /** Runs cancel conditions then `skipIf`; a throw becomes a `PreconditionFailure`. */
@@ -246,8 +241,8 @@ export class StepPreparer {
     step: StepDefinition,
   ): Promise<MissingMigrationError | null> {
     const needs = step.kind === 'resumable' ? 'resumable' : step.waitFor ? 'signals' : null;
-    if (!needs || this.database.features[needs]) return null;
-    if ((await this.database.refreshSchemaFeatures())[needs]) return null;
+    if (!needs || this.repository.features[needs]) return null;
+    if ((await this.repository.refreshSchemaFeatures())[needs]) return null;
     const feature = needs === 'resumable' ? 'is a @ResumableStep' : 'uses waitFor';
     const migration = needs === 'resumable' ? 'resumable-steps' : 'signals';
     return new MissingMigrationError(
@@ -258,7 +253,7 @@ export class StepPreparer {
 
   /** A matcher that throws at the gate is handled like a precondition exception. */
   private async passGate(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     step: StepDefinition,
     execution: StepExecutionEntity,
     ctx: WorkflowContext,
@@ -273,16 +268,16 @@ export class StepPreparer {
   }
 
   private async failAndPause(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     execution: StepExecutionEntity,
     error: Error,
   ): Promise<void> {
-    await this.store.updateExecution(uow, execution, {
+    await this.repository.updateExecution(uow, execution, {
       ...terminalTransition('failed', 'failed'),
       ...errorColumns(error),
     });
-    await this.store.updateWorkflow(uow, workflow, {
+    await this.repository.updateWorkflow(uow, workflow, {
       state: 'paused',
       transitionedAt: new Date(),
       currentStepName: null,

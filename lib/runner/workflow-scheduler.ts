@@ -7,10 +7,9 @@ import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import type { UnitOfWork } from '../persistence/unit-of-work';
-import { WorkflowStore } from '../persistence/workflow.store';
 import { nextJobId } from '../queue/job-id';
 import type { StepChain } from './step-chain';
+import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
 /** An execution `scheduleNextStep` created: enqueued, or handed to the worker's step chain. */
 export interface ScheduledStep {
@@ -33,7 +32,7 @@ export interface NewExecutionExtras {
 @Injectable()
 export class WorkflowScheduler {
   constructor(
-    private readonly store: WorkflowStore,
+    private readonly repository: WorkflowRepository,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
@@ -42,7 +41,7 @@ export class WorkflowScheduler {
    * none is left. `waitMs` overrides the next step's own wait.
    */
   async scheduleNextStep(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     chain: StepChain | null = null,
@@ -63,7 +62,7 @@ export class WorkflowScheduler {
 
   /** Enqueues the first job of an execution `scheduleNextStep` handed to a chain that could not run it. */
   async enqueueNew(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     step: StepDefinition,
@@ -73,8 +72,8 @@ export class WorkflowScheduler {
   }
 
   /** The workflow ends: `finished`, with current and next step names cleared. */
-  async finishWorkflow(uow: UnitOfWork, workflow: WorkflowEntity): Promise<void> {
-    await this.store.updateWorkflow(uow, workflow, {
+  async finishWorkflow(uow: RepositoryTransaction, workflow: WorkflowEntity): Promise<void> {
+    await this.repository.updateWorkflow(uow, workflow, {
       state: 'finished',
       transitionedAt: new Date(),
       currentStepName: null,
@@ -88,7 +87,7 @@ export class WorkflowScheduler {
    * wait, a reattempt wait); when null, job-option `wait`/`waitUntil` decide the due time.
    */
   async createExecution(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     step: StepDefinition,
@@ -102,23 +101,23 @@ export class WorkflowScheduler {
 
   /** `createExecution` without the enqueue. */
   private async insertExecution(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     step: StepDefinition,
     waitMs: number | null,
     extras: NewExecutionExtras = {},
   ): Promise<{ execution: StepExecutionEntity; jobOptions: StepJobOptions }> {
-    await this.store.sweepStrayExecutions(uow, workflow.id);
+    await this.repository.sweepStrayExecutions(uow, workflow.id);
     const jobOptions = this.mergedJobOptions(definition, workflow, step);
     const scheduledFor = this.dueTime(waitMs, jobOptions);
-    const execution = await this.store.insertExecution(uow, {
+    const execution = await this.repository.insertExecution(uow, {
       workflowId: workflow.id,
       stepName: step.name,
       scheduledFor,
       ...extras,
     });
-    await this.store.updateWorkflow(uow, workflow, { nextStepName: step.name });
+    await this.repository.updateWorkflow(uow, workflow, { nextStepName: step.name });
     return { execution, jobOptions };
   }
 
@@ -127,7 +126,7 @@ export class WorkflowScheduler {
    * rewound) and signal pin, linked by `continues_from_id`.
    */
   createSuccessor(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     step: StepDefinition,
@@ -149,7 +148,7 @@ export class WorkflowScheduler {
    * are written in the same UPDATE as the new job id.
    */
   async reenqueueExecution(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     execution: StepExecutionEntity,
@@ -158,7 +157,7 @@ export class WorkflowScheduler {
     const step = definition.steps.named(execution.stepName);
     const jobOptions = step ? this.mergedJobOptions(definition, workflow, step) : this.baseJobOptions(definition, workflow);
     const jobId = nextJobId(execution.id, execution.jobId);
-    await this.store.updateExecution(uow, execution, { ...changes, jobId });
+    await this.repository.updateExecution(uow, execution, { ...changes, jobId });
     await this.enqueue(uow, execution, jobOptions, jobId);
   }
 
@@ -183,7 +182,7 @@ export class WorkflowScheduler {
   }
 
   private async enqueue(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     execution: StepExecutionEntity,
     jobOptions: StepJobOptions,
     jobId: string,

@@ -4,12 +4,10 @@ import { ReadinessWatcher } from '../discovery/readiness.watcher';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { ErrorReportingService } from '../observability/error-reporting.service';
 import { publishFinalize, publishStep } from '../observability/diagnostics';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
 import {
   isTransientDatabaseError,
   retryTransientDatabaseErrors,
-} from '../persistence/transient-database-error';
-import { WorkflowStore } from '../persistence/workflow.store';
+} from '../common/transient-database-error';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import type { StepJobData } from '../queue/step-job.interface';
@@ -21,12 +19,13 @@ import { StepContextImpl } from './step-context';
 import { StepFinalizer, type ExceptionPhase, type FinalizeOutcome } from './step-finalizer';
 import { StepInvoker } from './step-invoker';
 import { PreconditionFailure, StepPreparer, type Preparation } from './step-preparer';
+import { WorkflowRepository } from '../ports/workflow.repository';
 
 const LOOKUP_ATTEMPTS = 5;
 const LOOKUP_INTERVAL_MS = 100;
 /** Waits before running a transaction again after a lost connection (about 4 s in all: a failover). */
 const RETRY_DELAYS_MS = [100, 400, 1_000, 2_500] as const;
-/** The runner's transactions: writes merged and batched (see GenevaDriveDataSource.transaction). */
+/** The runner's transactions: writes merged, round trips saved where the adapter can. */
 const HOT_PATH = { hotPath: true } as const;
 
 /**
@@ -39,8 +38,7 @@ export class WorkflowRunner {
 
   constructor(
     private readonly readiness: ReadinessWatcher,
-    private readonly database: GenevaDriveDataSource,
-    private readonly store: WorkflowStore,
+    private readonly repository: WorkflowRepository,
     private readonly registry: WorkflowRegistry,
     private readonly preparer: StepPreparer,
     private readonly invoker: StepInvoker,
@@ -100,9 +98,8 @@ export class WorkflowRunner {
       // Safe to run again: finalize re-locks the rows and acts only on an execution in progress.
       const outcome = await retryTransientDatabaseErrors(
         () =>
-          this.database.transaction(
+          this.repository.transaction(
             (uow) => this.finalizer.finalize(uow, current, run, job.chain),
-            undefined,
             HOT_PATH,
           ),
         RETRY_DELAYS_MS,
@@ -128,7 +125,7 @@ export class WorkflowRunner {
     let workflowId = jobWorkflowId && isUuid(jobWorkflowId) ? jobWorkflowId : undefined;
     for (let attempt = 1; attempt <= LOOKUP_ATTEMPTS; attempt++) {
       if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, LOOKUP_INTERVAL_MS));
-      workflowId ??= (await this.store.findExecution(this.database.manager, stepExecutionId))
+      workflowId ??= (await this.repository.findExecution(stepExecutionId))
         ?.workflowId;
       if (!workflowId) continue;
       const lockedWorkflowId = workflowId;
@@ -136,9 +133,8 @@ export class WorkflowRunner {
       try {
         preparation = await retryTransientDatabaseErrors(
           () =>
-            this.database.transaction(
+            this.repository.transaction(
               (uow) => this.preparer.prepare(uow, lockedWorkflowId, stepExecutionId),
-              undefined,
               HOT_PATH,
             ),
           RETRY_DELAYS_MS,
@@ -179,9 +175,9 @@ export class WorkflowRunner {
     error: Error,
     phase: ExceptionPhase,
   ): Promise<FinalizeOutcome> {
-    return this.database.transaction(
+    return this.repository.transaction(
       async (uow) => {
-        const { workflow, execution } = await this.store.lockRows(uow, workflowId, executionId);
+        const { workflow, execution } = await this.repository.lockForStep(uow, workflowId, executionId);
         const definition = workflow && this.registry.findByName(workflow.type);
         if (!workflow || !execution || !definition || execution.state !== 'scheduled') {
           return { raise: error, report: null };
@@ -198,7 +194,6 @@ export class WorkflowRunner {
         );
         return this.finalizer.applyException(uow, rows, error, phase, ctx);
       },
-      undefined,
       HOT_PATH,
     );
   }

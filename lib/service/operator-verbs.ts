@@ -13,13 +13,10 @@ import { StepConfigurationError } from '../errors/step-configuration.error';
 import { StepNotDefinedError } from '../errors/step-not-defined.error';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
 import type { WorkflowLike } from '../interfaces/workflow-service.interface';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import type { UnitOfWork } from '../persistence/unit-of-work';
-import { WorkflowStore } from '../persistence/workflow.store';
 import { terminalTransition } from '../runner/execution-transitions';
-import { HeroResolver } from '../runner/hero-resolver';
 import { WorkflowScheduler } from '../runner/workflow-scheduler';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
+import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
 /**
  * The operator verbs behind `WorkflowService`: pause, resume, resumeAt, skip, cancel and
@@ -29,11 +26,9 @@ import { SignalRendezvous } from '../signals/signal-rendezvous';
 @Injectable()
 export class OperatorVerbs {
   constructor(
-    private readonly database: GenevaDriveDataSource,
     private readonly registry: WorkflowRegistry,
-    private readonly store: WorkflowStore,
+    private readonly repository: WorkflowRepository,
     private readonly scheduler: WorkflowScheduler,
-    private readonly heroes: HeroResolver,
     private readonly rendezvous: SignalRendezvous,
   ) {}
 
@@ -45,7 +40,7 @@ export class OperatorVerbs {
           `Cannot pause a ${locked.state} workflow (only ready or performing ones).`,
         );
       }
-      await this.store.updateWorkflow(_uow, locked, {
+      await this.repository.updateWorkflow(_uow, locked, {
         state: 'paused',
         transitionedAt: new Date(),
       });
@@ -62,18 +57,18 @@ export class OperatorVerbs {
       if (locked.state !== 'paused') {
         throw new InvalidStateError(`Cannot resume a ${locked.state} workflow (only paused ones).`);
       }
-      const current = await this.store.currentExecution((await uow.manager()), locked.id, uow.locks);
+      const current = await this.repository.currentExecution(uow, locked.id);
       if (current?.state === 'in_progress') {
-        await this.store.updateWorkflow(uow, locked, { state: 'performing', transitionedAt: null });
+        await this.repository.updateWorkflow(uow, locked, { state: 'performing', transitionedAt: null });
         return;
       }
       if (current) {
-        await this.store.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null });
+        await this.repository.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null });
         const currentStep = definition.steps.named(current.stepName);
         if (current.state === 'waiting' && currentStep?.kind === 'removed') {
-          await this.store.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
+          await this.repository.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
           await this.rendezvous.settle(uow, current.signalId, [current.stepName]);
-          await this.store.updateWorkflow(uow, locked, {
+          await this.repository.updateWorkflow(uow, locked, {
             currentStepName: null,
             nextStepName: current.stepName,
           });
@@ -102,7 +97,7 @@ export class OperatorVerbs {
             `or declare @RemovedStep('${locked.nextStepName}') where the step used to be so in-flight workflows skip it.`,
         );
       }
-      await this.store.updateWorkflow(uow, locked, {
+      await this.repository.updateWorkflow(uow, locked, {
         state: 'ready',
         transitionedAt: null,
         currentStepName: null,
@@ -128,19 +123,17 @@ export class OperatorVerbs {
    * failed after a checkpoint) and has no successor yet: `resume()` continues from its cursor.
    */
   private async resumableToContinue(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflowId: string,
     stepName: string,
   ): Promise<StepExecutionEntity | null> {
-    if (!this.database.features.resumable) return null;
-    const [latest] = await this.store.executionsOfStep((await uow.manager()), workflowId, stepName);
+    if (!this.repository.features.resumable) return null;
+    const [latest] = await this.repository.executionsOfStep(uow, workflowId, stepName);
     if (!latest) return null;
     const stopped =
       latest.outcome === 'workflow_paused' || (latest.state === 'failed' && latest.cursor !== null);
     if (!stopped) return null;
-    const successor = await (await uow.manager()).findOne(StepExecutionEntity, {
-      where: { continuesFromId: latest.id },
-    });
+    const successor = await this.repository.successorOf(uow, latest.id);
     return successor ? null : latest;
   }
 
@@ -165,7 +158,7 @@ export class OperatorVerbs {
             `The steps it can be resumed at are: ${runnableNames(definition)}.`,
         );
       }
-      await this.store.updateWorkflow(uow, locked, {
+      await this.repository.updateWorkflow(uow, locked, {
         state: 'ready',
         transitionedAt: null,
         currentStepName: null,
@@ -189,18 +182,18 @@ export class OperatorVerbs {
       }
       let reference = locked.nextStepName;
       if (locked.state === 'ready') {
-        const current = await this.store.currentExecution((await uow.manager()), locked.id, uow.locks);
+        const current = await this.repository.currentExecution(uow, locked.id);
         if (current) {
-          await this.store.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
+          await this.repository.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
           await this.rendezvous.settle(uow, current.signalId, [current.stepName]);
           reference = current.stepName;
         }
       } else if (reference !== null) {
         // The paused workflow's failed step: its claimed signal is settled by the skip.
-        const [latest] = await this.store.executionsOfStep((await uow.manager()), locked.id, reference);
+        const [latest] = await this.repository.executionsOfStep(uow, locked.id, reference);
         if (latest?.signalId) await this.rendezvous.settle(uow, latest.signalId, [reference]);
       }
-      await this.store.updateWorkflow(uow, locked, {
+      await this.repository.updateWorkflow(uow, locked, {
         state: 'ready',
         transitionedAt: null,
         currentStepName: null,
@@ -216,11 +209,11 @@ export class OperatorVerbs {
       if (locked.state === 'finished' || locked.state === 'canceled') {
         throw new InvalidStateError(`Cannot cancel a ${locked.state} workflow.`);
       }
-      const current = await this.store.currentExecution((await uow.manager()), locked.id, uow.locks);
+      const current = await this.repository.currentExecution(uow, locked.id);
       if (current && current.state !== 'in_progress') {
-        await this.store.updateExecution(uow, current, terminalTransition('canceled', 'canceled'));
+        await this.repository.updateExecution(uow, current, terminalTransition('canceled', 'canceled'));
       }
-      await this.store.updateWorkflow(uow, locked, {
+      await this.repository.updateWorkflow(uow, locked, {
         state: 'canceled',
         transitionedAt: new Date(),
       });
@@ -247,7 +240,7 @@ export class OperatorVerbs {
           opts,
           `${definition.name} instance stepJobOptions (setStepJobOptions)`,
         );
-      await this.store.updateWorkflow(uow, locked, {
+      await this.repository.updateWorkflow(uow, locked, {
         metadata: Object.keys(metadata).length > 0 ? metadata : null,
       });
     });
@@ -258,24 +251,24 @@ export class OperatorVerbs {
     workflow: WorkflowLike,
     method: string,
     verb: (
-      uow: UnitOfWork,
+      uow: RepositoryTransaction,
       locked: WorkflowEntity,
       definition: WorkflowDefinition,
     ) => Promise<void>,
   ): Promise<WorkflowEntity> {
     const id = workflowIdOf(workflow, method);
     if (!isUuid(id)) throw workflowNotFound(id);
-    return this.database.transaction(async (uow) => {
-      const locked = await this.store.lockWorkflow(uow, id);
+    return this.repository.transaction(async (uow) => {
+      const locked = await this.repository.lockWorkflow(uow, id);
       if (!locked) throw workflowNotFound(id);
       await verb(uow, locked, this.registry.resolve(locked.type));
       return locked;
     });
   }
 
-  private async loadHero(uow: UnitOfWork, workflow: WorkflowEntity): Promise<object | null> {
+  private async loadHero(uow: RepositoryTransaction, workflow: WorkflowEntity): Promise<object | null> {
     if (!workflow.heroType || !workflow.heroId) return null;
-    return this.heroes.load(uow, workflow.heroType, workflow.heroId);
+    return this.repository.loadHero(uow, workflow.heroType, workflow.heroId);
   }
 }
 

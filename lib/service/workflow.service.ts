@@ -1,14 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { In } from 'typeorm';
 import { describeValue } from '../common/input-guards';
 import { isUuid } from '../common/uuid';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
 import { workflowIdOf, workflowNotFound } from '../common/workflow-like';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
-import { SignalEntity } from '../entities/signal.entity';
-import { StepExecutionEntity } from '../entities/step-execution.entity';
-import { WorkflowEntity } from '../entities/workflow.entity';
+import type { SignalEntity } from '../entities/signal.entity';
+import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import type { WorkflowEntity } from '../entities/workflow.entity';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import { WorkflowAlreadyOngoingError } from '../errors/workflow-already-ongoing.error';
@@ -20,32 +19,24 @@ import type {
   WorkflowLike,
   WorkflowRef,
 } from '../interfaces/workflow-service.interface';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import { isUniqueViolation } from '../persistence/sql-dialect';
-import { WorkflowStore } from '../persistence/workflow.store';
 import { inlineEnqueueStorage } from '../queue/inline-enqueue.context';
-import { HeroResolver } from '../runner/hero-resolver';
 import { WorkflowScheduler } from '../runner/workflow-scheduler';
 import { SignalSender } from '../signals/signal-sender';
+import { WorkflowRepository } from '../ports/workflow.repository';
 import { OperatorVerbs } from './operator-verbs';
-import { identifyHero } from './hero-arguments';
 import { rejectUnknownKeys, startMetadata, validateListFilter } from './service-arguments';
 
 const START_OPTION_KEYS = ['hero', 'allowMultiple', 'metadata', 'stepJobOptions', 'manager'];
 const LIST_FILTER_KEYS = ['workflow', 'state', 'hero', 'ongoing', 'limit', 'offset'];
-const ONGOING = ['ready', 'performing', 'paused'] as const;
-
 /** Starts, inspects and steers workflows (the verbs: OperatorVerbs). Inject it anywhere. */
 @Injectable()
 export class WorkflowService {
   private readonly logger = new Logger('GenevaDrive');
 
   constructor(
-    private readonly database: GenevaDriveDataSource,
+    private readonly repository: WorkflowRepository,
     private readonly registry: WorkflowRegistry,
-    private readonly store: WorkflowStore,
     private readonly scheduler: WorkflowScheduler,
-    private readonly heroes: HeroResolver,
     private readonly signalSender: SignalSender,
     private readonly operator: OperatorVerbs,
   ) {}
@@ -74,10 +65,10 @@ export class WorkflowService {
         `${definition.name} instance stepJobOptions (start)`,
       );
     }
-    return this.database.transaction(async (uow) => {
+    return this.repository.transaction(async (uow) => {
       let created: WorkflowEntity;
       try {
-        created = await this.store.insertWorkflow(uow, {
+        created = await this.repository.insertWorkflow(uow, {
           type: definition.name,
           heroType: identity?.heroType ?? null,
           heroId: identity?.heroId ?? null,
@@ -85,7 +76,7 @@ export class WorkflowService {
           metadata: Object.keys(metadata).length > 0 ? metadata : null,
         });
       } catch (error) {
-        if (!isUniqueViolation(error)) throw error;
+        if (!this.repository.isUniqueViolation(error)) throw error;
         throw new WorkflowAlreadyOngoingError(
           `An ongoing ${definition.name} already exists for ${identity?.heroType} ${identity?.heroId}. ` +
             'Wait for it to finish, cancel it, or pass allowMultiple: true.',
@@ -99,7 +90,7 @@ export class WorkflowService {
         `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
       );
       return created;
-    }, opts.manager);
+    }, { caller: opts.manager });
   }
 
   /**
@@ -113,48 +104,35 @@ export class WorkflowService {
       );
     }
     if (!isUuid(id)) return null;
-    return this.database.manager.findOne(WorkflowEntity, { where: { id: id.toLowerCase() } });
+    return this.repository.findWorkflow(id.toLowerCase());
   }
 
   /** The ongoing workflow of this type for this hero, if any. */
   async findOngoing(workflow: WorkflowRef, hero: object): Promise<WorkflowEntity | null> {
     const definition = this.resolveRef(workflow, 'findOngoing()');
-    const { heroType, heroId } = this.identifyHero(hero, definition, 'findOngoing()');
-    return this.database.manager.findOne(WorkflowEntity, {
-      where: { type: definition.name, heroType, heroId, state: In([...ONGOING]) },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+    return this.repository.findOngoing(
+      definition.name,
+      this.identifyHero(hero, definition, 'findOngoing()'),
+    );
   }
 
   /** Workflows matching the filter, newest first. */
   async list(filter: ListFilter = {}): Promise<WorkflowEntity[]> {
     rejectUnknownKeys(filter, LIST_FILTER_KEYS, 'list()');
     validateListFilter(filter);
-    const query = this.database.manager
-      .createQueryBuilder(WorkflowEntity, 'workflow')
-      .orderBy('workflow.createdAt', 'DESC')
-      .addOrderBy('workflow.id', 'DESC');
     const definition =
       filter.workflow === undefined ? undefined : this.resolveRef(filter.workflow, 'list()');
-    if (definition) query.andWhere('workflow.type = :type', { type: definition.name });
-    if (filter.state !== undefined) {
-      query.andWhere('workflow.state IN (:...states)', { states: [filter.state].flat() });
-    }
-    if (filter.ongoing !== undefined) {
-      query.andWhere(`workflow.state ${filter.ongoing ? '' : 'NOT '}IN (:...ongoing)`, {
-        ongoing: [...ONGOING],
-      });
-    }
-    if (filter.hero !== undefined) {
-      const { heroType, heroId } = this.identifyHero(filter.hero, definition, 'list()');
-      query.andWhere('workflow.heroType = :heroType AND workflow.heroId = :heroId', {
-        heroType,
-        heroId,
-      });
-    }
-    if (filter.limit !== undefined) query.take(filter.limit);
-    if (filter.offset !== undefined) query.skip(filter.offset);
-    return query.getMany();
+    return this.repository.listWorkflows({
+      type: definition?.name,
+      states: filter.state === undefined ? undefined : [filter.state].flat(),
+      ongoing: filter.ongoing,
+      hero:
+        filter.hero === undefined
+          ? undefined
+          : this.identifyHero(filter.hero, definition, 'list()'),
+      limit: filter.limit,
+      offset: filter.offset,
+    });
   }
 
   /**
@@ -201,16 +179,13 @@ export class WorkflowService {
   /** Every execution, oldest first. */
   async executionHistory(workflow: WorkflowLike): Promise<StepExecutionEntity[]> {
     const id = await this.existingId(workflow, 'executionHistory()');
-    return this.database.manager.find(StepExecutionEntity, {
-      where: { workflowId: id },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
+    return this.repository.executionHistory(id);
   }
 
   /** The execution in scheduled, waiting or in_progress, if any. */
   async currentExecution(workflow: WorkflowLike): Promise<StepExecutionEntity | null> {
-    return this.store.currentExecution(
-      this.database.manager,
+    return this.repository.currentExecution(
+      null,
       await this.existingId(workflow, 'currentExecution()'),
     );
   }
@@ -219,10 +194,7 @@ export class WorkflowService {
   async signals(workflow: WorkflowLike): Promise<SignalEntity[]> {
     const id = await this.existingId(workflow, 'signals()');
     await this.signalSender.requireSignalsMigration();
-    return this.database.manager.find(SignalEntity, {
-      where: { workflowId: id },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
+    return this.repository.signalsOf(id);
   }
 
   /** Sets (or with null clears) the instance's step job options, stored in `metadata`. */
@@ -245,17 +217,7 @@ export class WorkflowService {
     const definition = this.resolveRef(workflow, 'removedStepsInFlight()');
     const removed = definition.steps.removed.map((step) => step.name);
     if (removed.length === 0) return {};
-    const rows = await this.database.manager
-      .createQueryBuilder(StepExecutionEntity, 'execution')
-      .innerJoin(WorkflowEntity, 'workflow', 'workflow.id = execution.workflowId')
-      .select('execution.stepName', 'stepName')
-      .addSelect('COUNT(*)', 'count')
-      .where('workflow.type = :type', { type: definition.name })
-      .andWhere('workflow.state IN (:...ongoing)', { ongoing: [...ONGOING] })
-      .andWhere('execution.stepName IN (:...removed)', { removed })
-      .groupBy('execution.stepName')
-      .getRawMany<{ stepName: string; count: string | number }>();
-    return Object.fromEntries(rows.map((row) => [row.stepName, Number(row.count)]));
+    return this.repository.countOngoingAtSteps(definition.name, removed);
   }
 
   /** Runs `fn` with jobs enqueued at once instead of after commit (for bulk creation). Nestable. */
@@ -300,6 +262,6 @@ export class WorkflowService {
   }
 
   private identifyHero(hero: unknown, definition: WorkflowDefinition | undefined, method: string) {
-    return identifyHero(this.database.dataSource, this.heroes, hero, definition, method);
+    return this.repository.identifyHero(hero, definition, method);
   }
 }

@@ -5,10 +5,8 @@ import type { SignalEntity } from '../entities/signal.entity';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { WorkflowContext } from '../interfaces/workflow-context.interface';
-import type { UnitOfWork } from '../persistence/unit-of-work';
-import { WorkflowStore } from '../persistence/workflow.store';
 import { WorkflowScheduler } from '../runner/workflow-scheduler';
-import { SignalStore } from './signal.store';
+import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
 const CLEAN_OUTCOMES = ['success', 'skipped'];
 const ACTIVE_STATES = ['waiting', 'scheduled', 'in_progress'];
@@ -21,8 +19,7 @@ const ACTIVE_STATES = ['waiting', 'scheduled', 'in_progress'];
 @Injectable()
 export class SignalRendezvous {
   constructor(
-    private readonly signals: SignalStore,
-    private readonly store: WorkflowStore,
+    private readonly repository: WorkflowRepository,
     private readonly scheduler: WorkflowScheduler,
   ) {}
 
@@ -31,31 +28,31 @@ export class SignalRendezvous {
    * and pinned here). Null means no signal yet: the caller parks the execution.
    */
   async gate(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     step: StepDefinition,
     execution: StepExecutionEntity,
     ctx: WorkflowContext,
   ): Promise<SignalEntity | null> {
     if (execution.signalId) {
-      const pinned = await this.signals.findById(uow, execution.signalId);
+      const pinned = await this.repository.findSignal(uow, execution.signalId);
       if (pinned) return pinned;
     }
     const signal = await this.firstMatching(uow, step, execution.workflowId, ctx);
     if (!signal) return null;
     await this.claim(uow, signal);
-    await this.store.updateExecution(uow, execution, { signalId: signal.id });
+    await this.repository.updateExecution(uow, execution, { signalId: signal.id });
     return signal;
   }
 
   /** A delivery: wakes every parked execution whose matcher accepts the signal, oldest first. */
   async wakeMatching(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     signal: SignalEntity,
     ctx: WorkflowContext,
   ): Promise<void> {
-    for (const execution of await this.signals.waitingExecutions(uow, workflow.id)) {
+    for (const execution of await this.repository.waitingExecutions(uow, workflow.id)) {
       const step = definition.steps.named(execution.stepName);
       if (!step?.waitFor || !step.waitFor.matches(signal, ctx)) continue;
       await this.claim(uow, signal);
@@ -65,7 +62,7 @@ export class SignalRendezvous {
 
   /** `resume()` of a workflow whose current execution is parked: the rendezvous runs again. */
   async retryParked(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     execution: StepExecutionEntity,
@@ -84,19 +81,19 @@ export class SignalRendezvous {
    * consumed once every attached chain's latest execution ended cleanly. Steps in
    * `resolvedByDecree` (skipped ones) count as resolved whatever their executions say.
    */
-  async settle(uow: UnitOfWork, signalId: string | null, resolvedByDecree: string[] = []): Promise<void> {
+  async settle(uow: RepositoryTransaction, signalId: string | null, resolvedByDecree: string[] = []): Promise<void> {
     if (!signalId) return;
-    const signal = await this.signals.findById(uow, signalId);
+    const signal = await this.repository.findSignal(uow, signalId);
     if (!signal) return;
     const changes: Partial<SignalEntity> = { consumed: signal.consumed + 1 };
     if (signal.state === 'claimed' && (await this.fullyResolved(uow, signal, resolvedByDecree))) {
       Object.assign(changes, { state: 'consumed', consumedAt: new Date() });
     }
-    await this.signals.update(uow, signal, changes);
+    await this.repository.updateSignal(uow, signal, changes);
   }
 
-  private async fullyResolved(uow: UnitOfWork, signal: SignalEntity, resolvedByDecree: string[]): Promise<boolean> {
-    const attached = (await this.signals.attachedExecutions(uow, signal.id)).filter(
+  private async fullyResolved(uow: RepositoryTransaction, signal: SignalEntity, resolvedByDecree: string[]): Promise<boolean> {
+    const attached = (await this.repository.attachedExecutions(uow, signal.id)).filter(
       (execution) => !resolvedByDecree.includes(execution.stepName),
     );
     if (attached.some((execution) => ACTIVE_STATES.includes(execution.state))) return false;
@@ -106,20 +103,20 @@ export class SignalRendezvous {
   }
 
   private async firstMatching(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     step: StepDefinition,
     workflowId: string,
     ctx: WorkflowContext,
   ): Promise<SignalEntity | null> {
     if (!step.waitFor) return null;
-    for (const signal of await this.signals.attachable(uow, workflowId)) {
+    for (const signal of await this.repository.attachableSignals(uow, workflowId)) {
       if (step.waitFor.matches(signal, ctx)) return signal;
     }
     return null;
   }
 
-  private async claim(uow: UnitOfWork, signal: SignalEntity): Promise<void> {
-    await this.signals.update(uow, signal, {
+  private async claim(uow: RepositoryTransaction, signal: SignalEntity): Promise<void> {
+    await this.repository.updateSignal(uow, signal, {
       claimed: signal.claimed + 1,
       state: signal.state === 'pending' ? 'claimed' : signal.state,
       claimedAt: signal.claimedAt ?? new Date(),
@@ -127,7 +124,7 @@ export class SignalRendezvous {
   }
 
   private async wake(
-    uow: UnitOfWork,
+    uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     execution: StepExecutionEntity,

@@ -11,11 +11,8 @@ import { WorkflowNotOngoingError } from '../errors/workflow-not-ongoing.error';
 import type { SignalOptions } from '../interfaces/workflow-service.interface';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import { WorkflowStore } from '../persistence/workflow.store';
-import { HeroResolver } from '../runner/hero-resolver';
 import { SignalRendezvous } from './signal-rendezvous';
-import { SignalStore } from './signal.store';
+import { WorkflowRepository } from '../ports/workflow.repository';
 
 const SIGNAL_OPTION_KEYS = ['payload', 'idempotencyKey', 'manager'];
 
@@ -27,12 +24,9 @@ const SIGNAL_OPTION_KEYS = ['payload', 'idempotencyKey', 'manager'];
 @Injectable()
 export class SignalSender {
   constructor(
-    private readonly database: GenevaDriveDataSource,
     private readonly registry: WorkflowRegistry,
-    private readonly store: WorkflowStore,
-    private readonly signals: SignalStore,
+    private readonly repository: WorkflowRepository,
     private readonly rendezvous: SignalRendezvous,
-    private readonly heroes: HeroResolver,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
@@ -40,11 +34,11 @@ export class SignalSender {
     const { payload, idempotencyKey } = this.validate(name, opts);
     await this.requireSignalsMigration();
     if (!isUuid(workflowId)) throw workflowNotFound(workflowId);
-    return this.database.transaction(async (uow) => {
-      const workflow = await this.store.lockWorkflow(uow, workflowId);
+    return this.repository.transaction(async (uow) => {
+      const workflow = await this.repository.lockWorkflow(uow, workflowId);
       if (!workflow) throw workflowNotFound(workflowId);
       if (idempotencyKey !== null) {
-        const existing = await this.signals.findByKey(uow, workflow.id, name, idempotencyKey);
+        const existing = await this.repository.findSignalByKey(uow, workflow.id, name, idempotencyKey);
         if (existing) {
           existing.duplicateDelivery = true;
           return existing;
@@ -55,7 +49,7 @@ export class SignalSender {
           `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
         );
       }
-      const signal = await this.signals.insert(uow, {
+      const signal = await this.repository.insertSignal(uow, {
         workflowId: workflow.id,
         name,
         idempotencyKey,
@@ -66,16 +60,16 @@ export class SignalSender {
       if (!definition) return signal;
       const hero =
         workflow.heroType && workflow.heroId
-          ? await this.heroes.load(uow, workflow.heroType, workflow.heroId)
+          ? await this.repository.loadHero(uow, workflow.heroType, workflow.heroId)
           : null;
       await this.rendezvous.wakeMatching(uow, workflow, definition, signal, { workflow, hero });
       return signal;
-    }, opts.manager);
+    }, { caller: opts.manager });
   }
 
   /** Signals need their table; the check is cached and repeated only while it fails. */
   async requireSignalsMigration(): Promise<void> {
-    if (this.database.features.signals || (await this.database.refreshSchemaFeatures()).signals)
+    if (this.repository.features.signals || (await this.repository.refreshSchemaFeatures()).signals)
       return;
     throw new MissingMigrationError(
       'Signals need the signals migration, which has not run: add GENEVA_DRIVE_MIGRATIONS to your DataSource migrations and run them.',

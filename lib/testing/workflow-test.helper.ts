@@ -14,8 +14,7 @@ import type {
   WorkflowState,
 } from '../interfaces/states.interface';
 import type { WorkflowLike } from '../interfaces/workflow-service.interface';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import { WorkflowStore } from '../persistence/workflow.store';
+import { WorkflowRepository } from '../ports/workflow.repository';
 import { WorkflowRunner } from '../runner/workflow.runner';
 import { WorkflowScheduler } from '../runner/workflow-scheduler';
 import { WorkflowService } from '../service/workflow.service';
@@ -45,8 +44,7 @@ export class WorkflowTestHelper {
     private readonly service: WorkflowService,
     private readonly runner: WorkflowRunner,
     private readonly registry: WorkflowRegistry,
-    private readonly database: GenevaDriveDataSource,
-    private readonly store: WorkflowStore,
+    private readonly repository: WorkflowRepository,
     private readonly scheduler: WorkflowScheduler,
     private readonly queue: InMemoryStepJobQueue,
   ) {}
@@ -110,8 +108,8 @@ export class WorkflowTestHelper {
           : `Step '${name}' is not defined in ${definition.target.name}`;
       throw new StepNotDefinedError(`${what}. Available steps: ${availableSteps(definition)}.`);
     }
-    const created = await this.database.transaction(async (uow) => {
-      const locked = await this.store.lockWorkflow(uow, row.id);
+    const created = await this.repository.transaction(async (uow) => {
+      const locked = await this.repository.lockWorkflow(uow, row.id);
       if (!locked) throw workflowNotFound(row.id);
       return this.scheduler.createExecution(uow, locked, definition, step, null);
     });
@@ -338,14 +336,12 @@ export class WorkflowTestHelper {
   }
 
   /** The execution continuing from `executionId` (a resumable chain), if any. */
-  private successorOf(
+  private async successorOf(
     workflowId: string,
     executionId: string,
   ): Promise<StepExecutionEntity | null> {
-    return this.database.manager.findOne(StepExecutionEntity, {
-      where: { workflowId, continuesFromId: executionId },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+    const successor = await this.repository.successorOf(null, executionId);
+    return successor?.workflowId === workflowId ? successor : null;
   }
 
   private waitForOf(row: WorkflowEntity, execution: StepExecutionEntity): SignalMatcherLike | null {
@@ -359,7 +355,7 @@ export class WorkflowTestHelper {
   }
 
   private async reloadExecution(id: string): Promise<StepExecutionEntity> {
-    const execution = await this.store.findExecution(this.database.manager, id);
+    const execution = await this.repository.findExecution(id);
     if (!execution) throw new Error(`Step execution ${id} disappeared while the helper ran it.`);
     return execution;
   }

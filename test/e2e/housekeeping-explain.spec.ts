@@ -11,10 +11,8 @@ import {
   renderPlan,
   type HousekeepingDataset,
 } from '../../bench/housekeeping-dataset';
-import {
-  StuckExecutionRecoverer,
-  type StuckKind,
-} from '../../lib/housekeeping/stuck-execution.recoverer';
+import { HousekeepingQueries } from '../../lib/adapters/typeorm/housekeeping-queries';
+import type { StuckKind } from '../../lib/ports/workflow.repository';
 import { INDEX_NAMES } from '../../lib/migrations/migration.constants';
 import { HousekeepingBenchWorkflow } from '../fixtures/housekeeping.workflows';
 import { createSchema, dataSourceOptions, dropSchema } from './support/database';
@@ -62,16 +60,16 @@ describeOn('postgres')(`housekeeping queries use their indexes (PostgreSQL, ${EX
   it.each(cases)(
     'stuck %s: ordered by %s, served by %s, no Seq Scan on step executions',
     async (kind, _column, index) => {
-      const recoverer = app.get(StuckExecutionRecoverer, { strict: false });
+      const queries = app.get(HousekeepingQueries, { strict: false });
       const cutoff = new Date(Date.now() - (kind === 'in_progress' ? 3_600_000 : 900_000));
-      const firstPage = recoverer.stuckQuery(dataSource.manager, kind, cutoff, 1000);
+      const firstPage = queries.stuckQuery(dataSource.manager, kind, cutoff, 1000);
       const rows = await firstPage.getMany();
       expect(rows).toHaveLength(
         kind === 'in_progress' ? dataset.stuckInProgress : dataset.stuckScheduled,
       );
       const pages = [
         firstPage,
-        recoverer.stuckQuery(dataSource.manager, kind, cutoff, 1000, {
+        queries.stuckQuery(dataSource.manager, kind, cutoff, 1000, {
           at: kind === 'in_progress' ? rows[0].startedAt! : rows[0].scheduledFor,
           id: rows[0].id,
         }),

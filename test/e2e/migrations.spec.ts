@@ -10,7 +10,7 @@ import {
 } from '../../lib/entities';
 import { GENEVA_DRIVE_MIGRATIONS } from '../../lib/migrations';
 import type { StepExecutionState, WorkflowState } from '../../lib/interfaces/states.interface';
-import { adaptMysqlJsonColumns } from '../../lib/persistence/mysql-json-columns';
+import { adaptMysqlJsonColumns } from '../../lib/adapters/typeorm/mysql-json-columns';
 import { mariadbConnection } from './support/database';
 import { describeOn } from './support/describe-if';
 

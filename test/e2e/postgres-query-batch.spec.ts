@@ -11,11 +11,11 @@ import {
   WorkflowEntity,
   type GenevaDriveModuleOptions,
 } from '../../lib';
-import { GenevaDriveDataSource } from '../../lib/persistence/geneva-drive-data-source';
-import { isTransientDatabaseError } from '../../lib/persistence/transient-database-error';
-import type { UnitOfWork } from '../../lib/persistence/unit-of-work';
-import { WorkflowStore } from '../../lib/persistence/workflow.store';
-import { HeroResolver } from '../../lib/runner/hero-resolver';
+import { GenevaDriveDataSource } from '../../lib/adapters/typeorm/geneva-drive-data-source';
+import { isTransientDatabaseError } from '../../lib/common/transient-database-error';
+import type { UnitOfWork } from '../../lib/adapters/typeorm/unit-of-work';
+import { WorkflowRows } from '../../lib/adapters/typeorm/workflow-rows';
+import { HeroResolver } from '../../lib/adapters/typeorm/hero-resolver';
 import { ThreeStepWorkflow } from '../fixtures/basic.workflows';
 import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
@@ -131,7 +131,7 @@ function expectOnlyBoundValues(message: SentMessage): void {
   });
 }
 
-type NewExecutionFields = Parameters<WorkflowStore['insertExecution']>[1];
+type NewExecutionFields = Parameters<WorkflowRows['insertExecution']>[1];
 
 const OPENING_AND_LOCKS = [
   'BEGIN',
@@ -145,13 +145,13 @@ const AWKWARD = 'it\'s a \\ path;\n  next line "quoted" $1 ü';
 /** One library instance (a GenevaDriveModule) on a DataSource, with the pieces the tests drive. */
 interface LibraryInstance {
   database: GenevaDriveDataSource;
-  store: WorkflowStore;
+  store: WorkflowRows;
 }
 
 /** The library's pieces the tests drive directly, on one booted app. */
 class BatchBench implements LibraryInstance {
   readonly database: GenevaDriveDataSource;
-  readonly store: WorkflowStore;
+  readonly store: WorkflowRows;
   readonly heroes: HeroResolver;
   readonly sent: SentSql;
   /** Every statement text a hot-path transaction of this bench sent. */
@@ -161,7 +161,7 @@ class BatchBench implements LibraryInstance {
 
   constructor(readonly harness: EngineHarness) {
     this.database = harness.get(GenevaDriveDataSource);
-    this.store = harness.get(WorkflowStore);
+    this.store = harness.get(WorkflowRows);
     this.heroes = harness.get(HeroResolver);
     this.sent = SentSql.install(harness.dataSource);
   }
@@ -327,7 +327,7 @@ async function bootSecondInstance(
   await app.init();
   return {
     database: app.get(GenevaDriveDataSource),
-    store: app.get(WorkflowStore),
+    store: app.get(WorkflowRows),
     close: async () => {
       await app.close();
       const queue = new Queue('geneva-drive', {

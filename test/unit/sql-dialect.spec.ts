@@ -4,7 +4,7 @@ import {
   hasUtcTimezone,
   isUniqueViolation,
   supportsLimitInSubquery,
-} from '../../lib/persistence/sql-dialect';
+} from '../../lib/adapters/typeorm/sql-dialect';
 
 const dataSource = (options: Record<string, unknown>) => ({ options }) as unknown as DataSource;
 

@@ -2,7 +2,7 @@ import { QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
 import {
   isTransientDatabaseError,
   retryTransientDatabaseErrors,
-} from '../../lib/persistence/transient-database-error';
+} from '../../lib/common/transient-database-error';
 
 /** A QueryFailedError as TypeORM wraps a driver error. */
 function queryFailed(driverError: object): QueryFailedError {

@@ -1,9 +1,10 @@
 import type { DataSource, EntityMetadata } from 'typeorm';
-import { describeValue, storedStringProblem } from '../common/input-guards';
-import { isUuid } from '../common/uuid';
-import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
-import { InvalidArgumentError } from '../errors/invalid-argument.error';
-import type { HeroIdentity, HeroResolver } from '../runner/hero-resolver';
+import { describeValue, storedStringProblem } from '../../common/input-guards';
+import { isUuid } from '../../common/uuid';
+import type { WorkflowDefinition } from '../../discovery/workflow-definition.interface';
+import { InvalidArgumentError } from '../../errors/invalid-argument.error';
+import type { HeroResolver } from './hero-resolver';
+import type { HeroIdentity } from '../../ports/workflow.repository';
 
 const INTEGER_COLUMN_TYPES = new Set<unknown>([
   Number,

@@ -2,12 +2,12 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Queue, type ConnectionOptions } from 'bullmq';
-import { PERFORM_STEP_JOB_NAME } from '../constants';
-import { InjectResolvedOptions } from '../options/resolved-options.token';
-import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import type { StepJob, StepJobData } from './step-job.interface';
-import type { StepJobInspector, StepJobPresence } from './step-job-inspector';
-import { StepJobQueue } from './step-job.queue';
+import { PERFORM_STEP_JOB_NAME } from '../../constants';
+import { InjectResolvedOptions } from '../../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
+import type { StepJob, StepJobData } from '../../queue/step-job.interface';
+import type { StepJobInspector, StepJobPresence } from '../../queue/step-job-inspector';
+import { StepJobQueue } from '../../queue/step-job.queue';
 
 /** Job-state lookups sent to Redis at once (ioredis pipelines concurrent commands). */
 const PRESENCE_CHUNK = 200;

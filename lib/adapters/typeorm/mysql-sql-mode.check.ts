@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ModuleOptionsError } from '../errors/module-options.error';
+import { ModuleOptionsError } from '../../errors/module-options.error';
 
 /** The sql_mode flag that makes the server read a backslash in a string literal as itself. */
 const NO_BACKSLASH_ESCAPES = 'NO_BACKSLASH_ESCAPES';

@@ -1,6 +1,6 @@
 import type { EntityMetadata, ValueTransformer } from 'typeorm';
 import { InvalidArgumentError } from '../../errors/invalid-argument.error';
-import { isColumnPresent, type SchemaFeatures } from '../schema-features';
+import { isColumnPresent, type SchemaFeatures } from '../typeorm/schema-features';
 import type { BoundStatement } from './bound-statement.interface';
 import { quoteIdentifier, quoteTable } from '../sql-identifiers';
 

@@ -1,8 +1,8 @@
 import type { DataSource, EntityMetadata, ValueTransformer } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { SignalEntity } from '../entities/signal.entity';
-import { StepExecutionEntity } from '../entities/step-execution.entity';
-import { WorkflowEntity } from '../entities/workflow.entity';
+import { SignalEntity } from '../../entities/signal.entity';
+import { StepExecutionEntity } from '../../entities/step-execution.entity';
+import { WorkflowEntity } from '../../entities/workflow.entity';
 import type { SchemaFeatures } from './schema-features';
 
 /** An entity class of the library. */

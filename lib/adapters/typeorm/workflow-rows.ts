@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { In, type EntityManager, type QueryDeepPartialEntity } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { StepExecutionEntity } from '../entities/step-execution.entity';
-import { WorkflowEntity } from '../entities/workflow.entity';
-import { ACTIVE_EXECUTION_STATES } from '../common/states';
+import { StepExecutionEntity } from '../../entities/step-execution.entity';
+import { WorkflowEntity } from '../../entities/workflow.entity';
+import { ACTIVE_EXECUTION_STATES } from '../../common/states';
 import type { UnitOfWork } from './unit-of-work';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
@@ -16,7 +16,7 @@ type ExecutionChanges = Partial<
  * where the database has it; every write sets `updated_at` from the application clock.
  */
 @Injectable()
-export class WorkflowStore {
+export class WorkflowRows {
   /** Workflow changes held back until the commit of a coalescing unit of work. */
   private readonly pendingWorkflowWrites = new WeakMap<UnitOfWork, Map<string, WorkflowChanges>>();
 

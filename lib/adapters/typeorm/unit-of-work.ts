@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import type { StepJob } from '../queue/step-job.interface';
-import type { PostgresQueryBatch } from './postgres/postgres-query-batch';
+import type { StepJob } from '../../queue/step-job.interface';
+import type { PostgresQueryBatch } from '../postgres/postgres-query-batch';
 
 /** Work registered to run inside the transaction, after its body and before its commit. */
 type BeforeCommit = () => Promise<void>;

@@ -1,9 +1,9 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Type } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { GENEVA_DRIVE_BULL_CONFIG_KEY } from '../constants';
-import { WorkflowRunner } from '../runner/workflow.runner';
-import type { StepJobData } from './step-job.interface';
+import { GENEVA_DRIVE_BULL_CONFIG_KEY } from '../../constants';
+import { WorkflowRunner } from '../../runner/workflow.runner';
+import type { StepJobData } from '../../queue/step-job.interface';
 
 /** Base of the per-queue processors: hands each job to the runner. */
 export abstract class StepProcessor extends WorkerHost {

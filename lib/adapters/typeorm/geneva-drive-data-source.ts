@@ -2,24 +2,24 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { SignalEntity } from '../entities/signal.entity';
-import { StepExecutionEntity } from '../entities/step-execution.entity';
-import { WorkflowEntity } from '../entities/workflow.entity';
-import { InvalidArgumentError } from '../errors/invalid-argument.error';
-import { ModuleOptionsError } from '../errors/module-options.error';
-import { InjectResolvedOptions } from '../options/resolved-options.token';
-import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { AfterCommitSubscriber } from '../queue/after-commit.subscriber';
-import { JobDispatcher } from '../queue/job-dispatcher';
+import { SignalEntity } from '../../entities/signal.entity';
+import { StepExecutionEntity } from '../../entities/step-execution.entity';
+import { WorkflowEntity } from '../../entities/workflow.entity';
+import { InvalidArgumentError } from '../../errors/invalid-argument.error';
+import { ModuleOptionsError } from '../../errors/module-options.error';
+import { InjectResolvedOptions } from '../../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
+import { AfterCommitSubscriber } from './after-commit.subscriber';
+import { JobDispatcher } from '../../queue/job-dispatcher';
 import { AsyncMutex, sqliteMutexFor } from './async-mutex';
 import { adaptMysqlJsonColumns } from './mysql-json-columns';
 import { checkMysqlSqlMode } from './mysql-sql-mode.check';
-import type { PgClient } from './postgres/postgres-pipeline';
+import type { PgClient } from '../postgres/postgres-pipeline';
 import {
   createPostgresBatchContext,
   PostgresQueryBatch,
   type PostgresBatchContext,
-} from './postgres/postgres-query-batch';
+} from '../postgres/postgres-query-batch';
 import {
   applyColumnVisibility,
   detectSchemaFeatures,

@@ -1,12 +1,12 @@
 import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { Worker } from 'bullmq';
-import { InjectResolvedOptions } from '../options/resolved-options.token';
-import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { ShutdownSignal } from '../resumable/shutdown.signal';
-import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { InjectResolvedOptions } from '../../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
+import { ShutdownSignal } from '../../resumable/shutdown.signal';
+import { WorkflowRegistry } from '../../discovery/workflow.registry';
 import { StepProcessor } from './step.processor';
-import { unconsumedQueues } from './unconsumed-queues';
+import { unconsumedQueues } from '../../queue/unconsumed-queues';
 
 /**
  * Starts the library's BullMQ workers at bootstrap (they are created with `autorun: false`, so

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { StepExecutionEntity } from '../entities/step-execution.entity';
+import { StepExecutionEntity } from '../../entities/step-execution.entity';
 
 /** Which optional migrations have run (code may be deployed before its migration). */
 export interface SchemaFeatures {

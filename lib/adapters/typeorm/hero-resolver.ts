@@ -1,16 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
-import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
-import { InvalidArgumentError } from '../errors/invalid-argument.error';
-import { StepConfigurationError } from '../errors/step-configuration.error';
-import { GenevaDriveDataSource } from '../persistence/geneva-drive-data-source';
-import type { UnitOfWork } from '../persistence/unit-of-work';
+import type { WorkflowDefinition } from '../../discovery/workflow-definition.interface';
+import { InvalidArgumentError } from '../../errors/invalid-argument.error';
+import { StepConfigurationError } from '../../errors/step-configuration.error';
+import { GenevaDriveDataSource } from './geneva-drive-data-source';
+import type { HeroIdentity } from '../../ports/workflow.repository';
+import type { UnitOfWork } from './unit-of-work';
 
-/** How a hero is stored on a workflow row. */
-export interface HeroIdentity {
-  heroType: string;
-  heroId: string;
-}
 
 /**
  * Maps heroes to `(hero_type, hero_id)` and back: `hero_type` is the TypeORM entity metadata name,

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { QueryDeepPartialEntity } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { SignalEntity } from '../entities/signal.entity';
-import { StepExecutionEntity } from '../entities/step-execution.entity';
-import { isUniqueViolation, lockingRead } from '../persistence/sql-dialect';
-import type { UnitOfWork } from '../persistence/unit-of-work';
+import { SignalEntity } from '../../entities/signal.entity';
+import { StepExecutionEntity } from '../../entities/step-execution.entity';
+import { isUniqueViolation, lockingRead } from './sql-dialect';
+import type { UnitOfWork } from './unit-of-work';
 
 /**
  * Reads and writes of signal rows. Every caller holds the workflow row lock, so reads that decide
@@ -12,7 +12,7 @@ import type { UnitOfWork } from '../persistence/unit-of-work';
  * reads (`uow.lockingReads`, SPEC §15.10).
  */
 @Injectable()
-export class SignalStore {
+export class SignalRows {
   /** The duplicate-signal lookup. */
   async findByKey(
     uow: UnitOfWork,

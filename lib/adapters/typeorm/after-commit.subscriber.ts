@@ -1,5 +1,5 @@
 import type { EntitySubscriberInterface, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
-import type { JobDispatcher } from './job-dispatcher';
+import type { JobDispatcher } from '../../queue/job-dispatcher';
 
 /**
  * Registered on the library's DataSource: releases the step jobs a caller's transaction produced

@@ -1,5 +1,3 @@
-import { QueryRunnerAlreadyReleasedError } from 'typeorm';
-
 /**
  * PostgreSQL SQLSTATEs of a lost connection, a server going away, a conflict worth a retry, or a
  * prepared statement someone else deallocated (26000; the retry prepares it again).
@@ -29,8 +27,9 @@ const TRANSIENT_MESSAGES = [
  * other error, a SQL error included, is a fault of its own and goes to the exception policy.
  */
 export function isTransientDatabaseError(error: unknown): boolean {
-  if (error instanceof QueryRunnerAlreadyReleasedError) return true;
   if (error === null || typeof error !== 'object') return false;
+  // TypeORM's, for a transaction whose connection went away (matched by name: no driver import here).
+  if ((error as { name?: unknown }).name === 'QueryRunnerAlreadyReleasedError') return true;
   const { driverError, code, message } = error as {
     driverError?: unknown;
     code?: unknown;

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { cursorTransformer } from '../entities/json-column.transformer';
-import { StepExecutionEntity } from '../entities/step-execution.entity';
-import { WorkflowEntity } from '../entities/workflow.entity';
-import type { WorkflowState } from '../interfaces/states.interface';
+import { cursorTransformer } from '../../entities/json-column.transformer';
+import { StepExecutionEntity } from '../../entities/step-execution.entity';
+import { WorkflowEntity } from '../../entities/workflow.entity';
+import type { WorkflowState } from '../../interfaces/states.interface';
 import { GenevaDriveDataSource } from './geneva-drive-data-source';
-import { quoteTable } from './sql-identifiers';
-import { retryTransientDatabaseErrors } from './transient-database-error';
+import { quoteTable } from '../sql-identifiers';
+import { retryTransientDatabaseErrors } from '../../common/transient-database-error';
 
 /** Waits before writing a checkpoint again after a lost connection (about 4 s in all: a failover). */
 const CHECKPOINT_RETRY_DELAYS_MS = [100, 400, 1_000, 2_500] as const;

@@ -1,0 +1,321 @@
+import { Injectable } from '@nestjs/common';
+import { In, QueryFailedError, type EntityManager } from 'typeorm';
+import { ONGOING_WORKFLOW_STATES } from '../../common/states';
+import type { WorkflowDefinition } from '../../discovery/workflow-definition.interface';
+import type { SignalEntity } from '../../entities/signal.entity';
+import { SignalEntity as SignalRow } from '../../entities/signal.entity';
+import { StepExecutionEntity } from '../../entities/step-execution.entity';
+import { WorkflowEntity } from '../../entities/workflow.entity';
+import type { WorkflowState } from '../../interfaces/states.interface';
+import {
+  WorkflowRepository,
+  type ExecutionChanges,
+  type NewExecution,
+  type NewSignal,
+  type NewWorkflow,
+  type HeroIdentity,
+  type PageRequest,
+  type ScheduledExecutionsPage,
+  type StuckKind,
+  type StuckPageStart,
+  type WorkflowListQuery,
+  type RepositoryTransaction,
+  type SchemaFeatures,
+  type SignalChanges,
+  type TransactionOptions,
+  type WorkflowChanges,
+} from '../../ports/workflow.repository';
+import { CursorCheckpointWriter } from './cursor-checkpoint.writer';
+import { GenevaDriveDataSource } from './geneva-drive-data-source';
+import type { UnitOfWork } from './unit-of-work';
+import { WorkflowRows } from './workflow-rows';
+import { identifyHero } from './hero-arguments';
+import { HousekeepingQueries } from './housekeeping-queries';
+import { HeroResolver } from './hero-resolver';
+import { isUniqueViolation } from './sql-dialect';
+import { SignalRows } from './signal-rows';
+
+/**
+ * The repository on a TypeORM DataSource: PostgreSQL, MariaDB/MySQL and SQLite. Library-owned
+ * transactions are UnitOfWorks of GenevaDriveDataSource; on PostgreSQL the runner's transactions
+ * carry a PostgresQueryBatch, which the row stores use for the hot path (bound statements in as
+ * few round trips as possible), everything else goes through TypeORM's public API.
+ */
+@Injectable()
+export class TypeOrmWorkflowRepository extends WorkflowRepository {
+  constructor(
+    private readonly database: GenevaDriveDataSource,
+    private readonly rows: WorkflowRows,
+    private readonly signalRows: SignalRows,
+    private readonly checkpoints: CursorCheckpointWriter,
+    private readonly heroes: HeroResolver,
+    private readonly housekeeping: HousekeepingQueries,
+  ) {
+    super();
+  }
+
+  get features(): SchemaFeatures {
+    return this.database.features;
+  }
+
+  refreshSchemaFeatures(): Promise<SchemaFeatures> {
+    return this.database.refreshSchemaFeatures();
+  }
+
+  transaction<T>(
+    work: (tx: RepositoryTransaction) => Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> {
+    return this.database.transaction(work, options.caller as EntityManager | undefined, {
+      hotPath: options.hotPath,
+    });
+  }
+
+  isDatabaseError(error: unknown): boolean {
+    return error instanceof QueryFailedError;
+  }
+
+  isUniqueViolation(error: unknown): boolean {
+    return isUniqueViolation(error);
+  }
+
+  lockWorkflow(tx: RepositoryTransaction, id: string): Promise<WorkflowEntity | null> {
+    return this.rows.lockWorkflow(uow(tx), id);
+  }
+
+  lockForStep(tx: RepositoryTransaction, workflowId: string, executionId: string) {
+    return this.rows.lockRows(uow(tx), workflowId, executionId);
+  }
+
+  findWorkflow(id: string): Promise<WorkflowEntity | null> {
+    return this.database.manager.findOne(WorkflowEntity, { where: { id } });
+  }
+
+  findOngoing(type: string, hero: HeroIdentity): Promise<WorkflowEntity | null> {
+    return this.database.manager.findOne(WorkflowEntity, {
+      where: { type, ...hero, state: In([...ONGOING_WORKFLOW_STATES]) },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+  }
+
+  listWorkflows(filter: WorkflowListQuery): Promise<WorkflowEntity[]> {
+    const query = this.database.manager
+      .createQueryBuilder(WorkflowEntity, 'workflow')
+      .orderBy('workflow.createdAt', 'DESC')
+      .addOrderBy('workflow.id', 'DESC');
+    if (filter.type !== undefined) query.andWhere('workflow.type = :type', { type: filter.type });
+    if (filter.states !== undefined) {
+      query.andWhere('workflow.state IN (:...states)', { states: filter.states });
+    }
+    if (filter.ongoing === true) {
+      query.andWhere('workflow.state IN (:...ongoing)', { ongoing: ONGOING_WORKFLOW_STATES });
+    } else if (filter.ongoing === false) {
+      query.andWhere('workflow.state NOT IN (:...ongoing)', { ongoing: ONGOING_WORKFLOW_STATES });
+    }
+    if (filter.hero !== undefined) {
+      query.andWhere('workflow.heroType = :heroType AND workflow.heroId = :heroId', filter.hero);
+    }
+    if (filter.limit !== undefined) query.take(filter.limit);
+    if (filter.offset !== undefined) query.skip(filter.offset);
+    return query.getMany();
+  }
+
+  async countOngoingAtSteps(
+    type: string,
+    stepNames: readonly string[],
+  ): Promise<Record<string, number>> {
+    if (stepNames.length === 0) return {};
+    const rows = await this.database.manager
+      .createQueryBuilder(StepExecutionEntity, 'execution')
+      .innerJoin(WorkflowEntity, 'workflow', 'workflow.id = execution.workflowId')
+      .select('execution.stepName', 'stepName')
+      .addSelect('COUNT(*)', 'count')
+      .where('workflow.type = :type', { type })
+      .andWhere('workflow.state IN (:...ongoing)', { ongoing: ONGOING_WORKFLOW_STATES })
+      .andWhere('execution.stepName IN (:...stepNames)', { stepNames })
+      .groupBy('execution.stepName')
+      .getRawMany<{ stepName: string; count: string | number }>();
+    return Object.fromEntries(rows.map((row) => [row.stepName, Number(row.count)]));
+  }
+
+  findExecution(id: string): Promise<StepExecutionEntity | null> {
+    return this.rows.findExecution(this.database.manager, id);
+  }
+
+  async currentExecution(
+    tx: RepositoryTransaction | null,
+    workflowId: string,
+  ): Promise<StepExecutionEntity | null> {
+    if (!tx) return this.rows.currentExecution(this.database.manager, workflowId);
+    return this.rows.currentExecution(await uow(tx).manager(), workflowId, tx.locks);
+  }
+
+  async executionsOfStep(
+    tx: RepositoryTransaction,
+    workflowId: string,
+    stepName: string,
+    page?: PageRequest,
+  ): Promise<StepExecutionEntity[]> {
+    return this.rows.executionsOfStep(await uow(tx).manager(), workflowId, stepName, page);
+  }
+
+  async successorOf(
+    tx: RepositoryTransaction | null,
+    executionId: string,
+  ): Promise<StepExecutionEntity | null> {
+    const manager = tx ? await uow(tx).manager() : this.database.manager;
+    return manager.findOne(StepExecutionEntity, {
+      where: { continuesFromId: executionId },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+  }
+
+  executionHistory(workflowId: string): Promise<StepExecutionEntity[]> {
+    return this.database.manager.find(StepExecutionEntity, {
+      where: { workflowId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  insertWorkflow(tx: RepositoryTransaction, fields: NewWorkflow): Promise<WorkflowEntity> {
+    return this.rows.insertWorkflow(uow(tx), fields);
+  }
+
+  insertExecution(
+    tx: RepositoryTransaction,
+    fields: NewExecution,
+    id?: string,
+  ): Promise<StepExecutionEntity> {
+    return this.rows.insertExecution(uow(tx), fields, id);
+  }
+
+  updateWorkflow(
+    tx: RepositoryTransaction,
+    workflow: WorkflowEntity,
+    changes: WorkflowChanges,
+  ): Promise<void> {
+    return this.rows.updateWorkflow(uow(tx), workflow, changes);
+  }
+
+  updateExecution(
+    tx: RepositoryTransaction,
+    execution: StepExecutionEntity,
+    changes: ExecutionChanges,
+  ): Promise<void> {
+    return this.rows.updateExecution(uow(tx), execution, changes);
+  }
+
+  sweepStrayExecutions(tx: RepositoryTransaction, workflowId: string): Promise<void> {
+    return this.rows.sweepStrayExecutions(uow(tx), workflowId);
+  }
+
+  findSignalByKey(
+    tx: RepositoryTransaction,
+    workflowId: string,
+    name: string,
+    idempotencyKey: string,
+  ): Promise<SignalEntity | null> {
+    return this.signalRows.findByKey(uow(tx), workflowId, name, idempotencyKey);
+  }
+
+  findSignal(tx: RepositoryTransaction, id: string): Promise<SignalEntity | null> {
+    return this.signalRows.findById(uow(tx), id);
+  }
+
+  attachableSignals(tx: RepositoryTransaction, workflowId: string): Promise<SignalEntity[]> {
+    return this.signalRows.attachable(uow(tx), workflowId);
+  }
+
+  waitingExecutions(tx: RepositoryTransaction, workflowId: string): Promise<StepExecutionEntity[]> {
+    return this.signalRows.waitingExecutions(uow(tx), workflowId);
+  }
+
+  attachedExecutions(tx: RepositoryTransaction, signalId: string): Promise<StepExecutionEntity[]> {
+    return this.signalRows.attachedExecutions(uow(tx), signalId);
+  }
+
+  insertSignal(tx: RepositoryTransaction, fields: NewSignal): Promise<SignalEntity> {
+    return this.signalRows.insert(uow(tx), fields);
+  }
+
+  updateSignal(
+    tx: RepositoryTransaction,
+    signal: SignalEntity,
+    changes: SignalChanges,
+  ): Promise<void> {
+    return this.signalRows.update(uow(tx), signal, changes);
+  }
+
+  signalsOf(workflowId: string): Promise<SignalEntity[]> {
+    return this.database.manager.find(SignalRow, {
+      where: { workflowId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  identifyHero(
+    hero: unknown,
+    definition: WorkflowDefinition | undefined,
+    method: string,
+  ): HeroIdentity {
+    return identifyHero(this.database.dataSource, this.heroes, hero, definition, method);
+  }
+
+  loadHero(tx: RepositoryTransaction, heroType: string, heroId: string): Promise<object | null> {
+    return this.heroes.load(uow(tx), heroType, heroId);
+  }
+
+  writeCursor(execution: StepExecutionEntity, cursor: unknown): Promise<WorkflowState | null> {
+    return this.checkpoints.write(execution, cursor);
+  }
+
+  workflowState(workflowId: string): Promise<WorkflowState | null> {
+    return this.checkpoints.workflowState(workflowId);
+  }
+
+  finishedWorkflowIds(cutoff: Date, limit: number): Promise<string[]> {
+    return this.housekeeping.finishedWorkflowIds(cutoff, limit);
+  }
+
+  deleteChildren(
+    kind: 'executions' | 'signals',
+    workflowIds: readonly string[],
+    limit: number,
+  ): Promise<number> {
+    return this.housekeeping.deleteChildren(kind, workflowIds, limit);
+  }
+
+  deleteFinishedWorkflows(ids: readonly string[], cutoff: Date): Promise<number> {
+    return this.housekeeping.deleteFinishedWorkflows(ids, cutoff);
+  }
+
+  stuckExecutions(
+    kind: StuckKind,
+    cutoff: Date,
+    limit: number,
+    after: StuckPageStart | null,
+  ): Promise<StepExecutionEntity[]> {
+    return this.housekeeping.stuckExecutions(kind, cutoff, limit, after);
+  }
+
+  scheduledExecutions(
+    settledBefore: Date,
+    limit: number,
+    after: StepExecutionEntity | null,
+  ): Promise<ScheduledExecutionsPage> {
+    return this.housekeeping.scheduledExecutions(settledBefore, limit, after);
+  }
+
+  workflowCounts(): Promise<Array<{ type: string; state: WorkflowState; count: number }>> {
+    return this.housekeeping.workflowCounts();
+  }
+
+  waitingCounts(waitingSinceBefore?: Date): Promise<Array<{ type: string; count: number }>> {
+    return this.housekeeping.waitingCounts(waitingSinceBefore);
+  }
+}
+
+/** This adapter's transactions are the UnitOfWorks it created. */
+function uow(tx: RepositoryTransaction): UnitOfWork {
+  return tx as UnitOfWork;
+}

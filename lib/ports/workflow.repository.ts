@@ -1,0 +1,302 @@
+import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
+import type { SignalEntity } from '../entities/signal.entity';
+import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import type { WorkflowEntity } from '../entities/workflow.entity';
+import type { WorkflowState } from '../interfaces/states.interface';
+import type { StepJob } from '../queue/step-job.interface';
+
+/** Which optional migrations have run (code may be deployed before its migration). */
+export interface SchemaFeatures {
+  /** `cursor` and `continues_from_id` exist (the resumable-steps migration). */
+  resumable: boolean;
+  /** The signals table, `signal_id` and `waiting_since` exist (the signals migration). */
+  signals: boolean;
+}
+
+/**
+ * One library transaction as the engine sees it: work is registered on it, rows are read and
+ * written through the repository with it. Adapters give it whatever they need underneath.
+ */
+export interface RepositoryTransaction {
+  /** Whether rows are locked (`FOR UPDATE`); false where the database serializes instead (SQLite). */
+  readonly locks: boolean;
+  /** Enqueues after the commit (or at once inside `withInlineEnqueue`/`enqueueAfterCommit: false`). */
+  enqueue(job: StepJob): Promise<void>;
+  /** Runs `work` once before the commit; a later registration under the same key is ignored. */
+  beforeCommit(key: string, work: () => Promise<void>): void;
+}
+
+/** How a transaction runs. */
+export interface TransactionOptions {
+  /**
+   * The caller's transaction handle (`manager` of `start()`/`signal()`): the work runs inside it,
+   * in a savepoint, and its jobs wait for the caller's commit. Opaque to the engine.
+   */
+  caller?: unknown;
+  /**
+   * The runner's transactions: changes to workflow rows are merged and written once before the
+   * commit, and the adapter may save round trips.
+   */
+  hotPath?: boolean;
+}
+
+export type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
+export type ExecutionChanges = Partial<
+  Omit<StepExecutionEntity, 'id' | 'workflowId' | 'createdAt' | 'updatedAt'>
+>;
+export type SignalChanges = Partial<Omit<SignalEntity, 'id' | 'workflowId' | 'createdAt'>>;
+
+export type NewWorkflow = Pick<
+  WorkflowEntity,
+  'type' | 'heroType' | 'heroId' | 'allowMultiple' | 'metadata'
+>;
+export type NewExecution = Pick<StepExecutionEntity, 'workflowId' | 'stepName' | 'scheduledFor'> &
+  ExecutionChanges;
+export type NewSignal = Pick<SignalEntity, 'workflowId' | 'name' | 'idempotencyKey' | 'payload'>;
+
+/** How a hero is stored on a workflow row. */
+export interface HeroIdentity {
+  heroType: string;
+  heroId: string;
+}
+
+/** What `WorkflowService.list()` filters by, resolved to stored values. */
+export interface WorkflowListQuery {
+  type?: string;
+  states?: readonly WorkflowState[];
+  /** true: only ready/performing/paused; false: only finished/canceled. */
+  ongoing?: boolean;
+  hero?: HeroIdentity;
+  limit?: number;
+  offset?: number;
+}
+
+/** The two kinds of stuck executions, named by the state they are stuck in. */
+export type StuckKind = 'in_progress' | 'scheduled';
+
+/** Where a keyset page of stuck executions starts: after this row in `(timestamp, id)` order. */
+export interface StuckPageStart {
+  at: Date;
+  id: string;
+}
+
+/** A page of scheduled executions of runnable workflows, with those workflows by id. */
+export interface ScheduledExecutionsPage {
+  executions: StepExecutionEntity[];
+  workflows: Map<string, WorkflowEntity>;
+}
+
+/** A page of a keyset-paginated read. */
+export interface PageRequest {
+  offset: number;
+  limit: number;
+}
+
+/**
+ * Every read and write of the library's tables, in the engine's vocabulary (SPEC §16.1). The
+ * engine, the service, signals, resumable steps and housekeeping hold this token; adapters own
+ * the SQL: PostgreSQL (the runner's hot path), TypeORM (MariaDB/MySQL, SQLite, callers'
+ * transactions), and an in-memory one for unit tests of the state machine.
+ *
+ * Row-lock order is always the workflow row, then its executions and signals. Every write sets
+ * `updated_at` from the application clock and updates the entity passed in.
+ */
+export abstract class WorkflowRepository {
+  /** Which optional migrations have run, as last checked. */
+  abstract get features(): SchemaFeatures;
+
+  /** Checks the optional migrations again (one may have run since boot). */
+  abstract refreshSchemaFeatures(): Promise<SchemaFeatures>;
+
+  /** Runs `work` in one transaction (READ COMMITTED); jobs it enqueues go out after the commit. */
+  abstract transaction<T>(
+    work: (tx: RepositoryTransaction) => Promise<T>,
+    options?: TransactionOptions,
+  ): Promise<T>;
+
+  /** Whether `error` is a database error (a failed statement), as opposed to a fault of user code. */
+  abstract isDatabaseError(error: unknown): boolean;
+
+  /** Whether `error` is a unique-index violation (an ongoing workflow for the hero already exists). */
+  abstract isUniqueViolation(error: unknown): boolean;
+
+  // --- workflows and step executions -------------------------------------------------------
+
+  /** Locks and reads the workflow row. */
+  abstract lockWorkflow(tx: RepositoryTransaction, id: string): Promise<WorkflowEntity | null>;
+
+  /** Locks the workflow row, then the execution row (read after the workflow lock is held). */
+  abstract lockForStep(
+    tx: RepositoryTransaction,
+    workflowId: string,
+    executionId: string,
+  ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null }>;
+
+  abstract findWorkflow(id: string): Promise<WorkflowEntity | null>;
+
+  /** The newest ongoing workflow of this type for this hero, if any. */
+  abstract findOngoing(type: string, hero: HeroIdentity): Promise<WorkflowEntity | null>;
+
+  /** Workflows matching the query, newest first. */
+  abstract listWorkflows(query: WorkflowListQuery): Promise<WorkflowEntity[]>;
+
+  /** Step name ⇒ executions of ongoing workflows of `type` still at one of `stepNames`. */
+  abstract countOngoingAtSteps(
+    type: string,
+    stepNames: readonly string[],
+  ): Promise<Record<string, number>>;
+
+  abstract findExecution(id: string): Promise<StepExecutionEntity | null>;
+
+  /** The execution in scheduled, waiting or in_progress, if any (locked when `tx.locks`). */
+  abstract currentExecution(
+    tx: RepositoryTransaction | null,
+    workflowId: string,
+  ): Promise<StepExecutionEntity | null>;
+
+  /** Executions of one step, newest first (a page of them with `page`). */
+  abstract executionsOfStep(
+    tx: RepositoryTransaction,
+    workflowId: string,
+    stepName: string,
+    page?: PageRequest,
+  ): Promise<StepExecutionEntity[]>;
+
+  /** The newest execution that continues `executionId` (a resumable chain's successor), if any. */
+  abstract successorOf(
+    tx: RepositoryTransaction | null,
+    executionId: string,
+  ): Promise<StepExecutionEntity | null>;
+
+  /** Every execution of the workflow, oldest first. */
+  abstract executionHistory(workflowId: string): Promise<StepExecutionEntity[]>;
+
+  abstract insertWorkflow(tx: RepositoryTransaction, fields: NewWorkflow): Promise<WorkflowEntity>;
+
+  abstract insertExecution(
+    tx: RepositoryTransaction,
+    fields: NewExecution,
+    id?: string,
+  ): Promise<StepExecutionEntity>;
+
+  abstract updateWorkflow(
+    tx: RepositoryTransaction,
+    workflow: WorkflowEntity,
+    changes: WorkflowChanges,
+  ): Promise<void>;
+
+  abstract updateExecution(
+    tx: RepositoryTransaction,
+    execution: StepExecutionEntity,
+    changes: ExecutionChanges,
+  ): Promise<void>;
+
+  /** Cancels every scheduled or waiting execution of the workflow (in-progress rows stay). */
+  abstract sweepStrayExecutions(tx: RepositoryTransaction, workflowId: string): Promise<void>;
+
+  // --- signals -------------------------------------------------------------------------------
+
+  /** The duplicate-signal lookup. */
+  abstract findSignalByKey(
+    tx: RepositoryTransaction,
+    workflowId: string,
+    name: string,
+    idempotencyKey: string,
+  ): Promise<SignalEntity | null>;
+
+  abstract findSignal(tx: RepositoryTransaction, id: string): Promise<SignalEntity | null>;
+
+  /** Signals not yet consumed, oldest first (FIFO). */
+  abstract attachableSignals(tx: RepositoryTransaction, workflowId: string): Promise<SignalEntity[]>;
+
+  /** Executions parked waiting for a signal, oldest first. */
+  abstract waitingExecutions(
+    tx: RepositoryTransaction,
+    workflowId: string,
+  ): Promise<StepExecutionEntity[]>;
+
+  /** Every execution ever attached to the signal, oldest first. */
+  abstract attachedExecutions(
+    tx: RepositoryTransaction,
+    signalId: string,
+  ): Promise<StepExecutionEntity[]>;
+
+  /**
+   * Inserts a pending signal. With an idempotency key, a row already holding that key wins: it is
+   * returned with `duplicateDelivery = true` and nothing is inserted.
+   */
+  abstract insertSignal(tx: RepositoryTransaction, fields: NewSignal): Promise<SignalEntity>;
+
+  abstract updateSignal(
+    tx: RepositoryTransaction,
+    signal: SignalEntity,
+    changes: SignalChanges,
+  ): Promise<void>;
+
+  /** Every signal of the workflow, oldest first. */
+  abstract signalsOf(workflowId: string): Promise<SignalEntity[]>;
+
+  // --- heroes and checkpoints ----------------------------------------------------------------
+
+  /**
+   * The `(hero_type, hero_id)` of a hero given to `start()`, `findOngoing()` or `list()`; refuses
+   * with `InvalidArgumentError` what cannot be stored or loaded back (`method` names the caller).
+   */
+  abstract identifyHero(
+    hero: unknown,
+    definition: WorkflowDefinition | undefined,
+    method: string,
+  ): HeroIdentity;
+
+  /** Loads the hero in the transaction, or null when its row is gone; an unknown type throws. */
+  abstract loadHero(
+    tx: RepositoryTransaction,
+    heroType: string,
+    heroId: string,
+  ): Promise<object | null>;
+
+  /**
+   * A resumable step's checkpoint: writes the cursor outside any transaction; resolves the
+   * workflow's state when the same statement could read it, else null.
+   */
+  abstract writeCursor(execution: StepExecutionEntity, cursor: unknown): Promise<WorkflowState | null>;
+
+  /** The workflow's state alone (the checkpoint's pause/cancel check). */
+  abstract workflowState(workflowId: string): Promise<WorkflowState | null>;
+
+  // --- housekeeping (each call its own short transaction, at most one batch of rows) ---------
+
+  /** Ids of finished or canceled workflows that ended before `cutoff`, at most `limit`. */
+  abstract finishedWorkflowIds(cutoff: Date, limit: number): Promise<string[]>;
+
+  /** Deletes up to `limit` executions or signals of the workflows; resolves how many. */
+  abstract deleteChildren(
+    kind: 'executions' | 'signals',
+    workflowIds: readonly string[],
+    limit: number,
+  ): Promise<number>;
+
+  /** Deletes those of the workflows still finished or canceled before `cutoff`; resolves how many. */
+  abstract deleteFinishedWorkflows(ids: readonly string[], cutoff: Date): Promise<number>;
+
+  /** Executions in `kind` since before `cutoff` (scheduled ones of runnable workflows), in order. */
+  abstract stuckExecutions(
+    kind: StuckKind,
+    cutoff: Date,
+    limit: number,
+    after: StuckPageStart | null,
+  ): Promise<StepExecutionEntity[]>;
+
+  /** Scheduled executions of runnable workflows not updated since `settledBefore`, in order. */
+  abstract scheduledExecutions(
+    settledBefore: Date,
+    limit: number,
+    after: StepExecutionEntity | null,
+  ): Promise<ScheduledExecutionsPage>;
+
+  /** Workflow counts by class and state. */
+  abstract workflowCounts(): Promise<Array<{ type: string; state: WorkflowState; count: number }>>;
+
+  /** Parked executions by class (only those waiting since before the date, when given). */
+  abstract waitingCounts(waitingSinceBefore?: Date): Promise<Array<{ type: string; count: number }>>;
+}
