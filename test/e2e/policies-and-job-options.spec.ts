@@ -160,13 +160,15 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
 
   it('a hero type naming no entity fails in prepare: failed/failed, and the policy decides the workflow', async () => {
     const order = await harness.dataSource.getRepository(Order).save({ status: 'new' });
-    const workflow = await harness.service.start(PolicyWorkflow, { hero: order });
-    await harness.service.pause(workflow);
-    await harness.dataSource.getRepository(WorkflowEntity).update({ id: workflow.id }, { heroType: 'Vanished' });
-    await harness.service.resume(workflow);
+    // hero_type changes in the start's own transaction, before its first job is enqueued (after
+    // the commit), so no step ever runs with the real hero.
+    const workflow = await harness.dataSource.transaction(async (manager) => {
+      const started = await harness.service.start(PolicyWorkflow, { hero: order, manager });
+      await manager.getRepository(WorkflowEntity).update({ id: started.id }, { heroType: 'Vanished' });
+      return started;
+    });
     await harness.waitForState(workflow.id, 'canceled', 20_000);
-    // The first execution may have run (or been canceled by the pause) before hero_type changed;
-    // from the resume on, every prepare fails: 3 counted reattempts, then the terminal cancel.
+    // Every prepare fails: 3 counted reattempts, then the terminal cancel.
     const failed = (await harness.history(workflow.id)).filter((e) => e.state === 'failed');
     expect(failed.map((e) => e.outcome)).toEqual(['failed', 'failed', 'failed', 'failed']);
     expect(failed.map((e) => e.metadata?.reattemptReason)).toEqual([
