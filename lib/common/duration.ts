@@ -1,4 +1,5 @@
 import type { Duration } from '../interfaces/states.interface';
+import { describeValue, dueTimeProblem } from './input-guards';
 
 const UNIT_MS: Record<string, number> = {
   ms: 1,
@@ -23,7 +24,10 @@ export function isDuration(value: unknown): value is Duration {
   return parseDurationOrNull(value) !== null;
 }
 
-/** Milliseconds of a duration, or null when the value is not one. */
+/**
+ * Milliseconds of a duration, or null when the value is not one. A string whose digits make no
+ * finite number of milliseconds (`'1' + '0'.repeat(400) + 'ms'`) is not a duration either.
+ */
 export function parseDurationOrNull(value: unknown): number | null {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : null;
   if (typeof value !== 'string') return null;
@@ -31,7 +35,26 @@ export function parseDurationOrNull(value: unknown): number | null {
   if (!match) return null;
   const unit = match[2].toLowerCase();
   const singular = unit.length > 2 && unit.endsWith('s') ? unit.slice(0, -1) : unit;
-  return Math.round(Number(match[1]) * UNIT_MS[singular]);
+  const ms = Math.round(Number(match[1]) * UNIT_MS[singular]);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/**
+ * Why `value` cannot be the wait of a flow-control verb called at `now` (`ctx.reattempt({ wait })`,
+ * `ctx.suspend({ wait })`, `iter.skipTo(cursor, { wait })`), or null: it must be a duration, and
+ * the step it delays must fall due by 9999-12-31T23:59:59.999Z, the last date the library stores
+ * (`'500000 weeks'` from now does not). The phrase follows the option's name:
+ * "ctx.reattempt({ wait }) takes a duration …".
+ */
+export function waitProblem(value: unknown, now: number = Date.now()): string | null {
+  const ms = parseDurationOrNull(value);
+  if (ms === null) {
+    return `takes a duration (ms or a string such as '30s'), but got ${describeValue(value)}`;
+  }
+  const problem = dueTimeProblem(ms, now);
+  return problem
+    ? `is ${describeValue(value)}, which ${problem}; use a shorter wait, or pause the workflow instead`
+    : null;
 }
 
 /**

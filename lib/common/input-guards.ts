@@ -1,8 +1,9 @@
 /**
  * Checks of caller-supplied values before anything is written: strings bound for a text column
- * (names, keys, hero ids) and values bound for a JSON column (signal payloads, workflow metadata,
- * resumable cursors). Each check returns the problem as a phrase, or null, so every caller raises
- * its own error class with its own context ("signal() name …", "start() metadata.customer …").
+ * (names, keys, hero ids), dates bound for a timestamp column, and values bound for a JSON column
+ * (signal payloads, workflow metadata, step metadata, resumable cursors). Each check returns the
+ * problem as a phrase, or null, so every caller raises its own error class with its own context
+ * ("signal() name …", "start() metadata.customer …").
  */
 
 /**
@@ -63,6 +64,47 @@ export function storedStringProblem(value: unknown, rules: StoredStringRules = {
   return null;
 }
 
+/**
+ * The earliest instant the library stores, 0001-01-01T00:00:00.000Z, and the latest,
+ * 9999-12-31T23:59:59.999Z (SPEC §16.1: years 1–9999). That is the range of four-digit ISO 8601
+ * years, in which a Date prints and parses the same everywhere (after 9999 it prints as
+ * `+010000-…`), and MariaDB/MySQL `DATETIME` ends at 9999-12-31; the same range on every
+ * database keeps an app's behavior the same everywhere.
+ */
+export const MIN_STORED_TIME = Date.parse('0001-01-01T00:00:00.000Z');
+export const MAX_STORED_TIME = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** What the range check says to do instead. */
+const STORED_DATE_RANGE = 'the library stores dates from 0001-01-01 to 9999-12-31 (UTC) only';
+
+/**
+ * Why `value` cannot be stored as a date, or null: it must be a valid `Date` within years
+ * 1–9999 ({@link MIN_STORED_TIME}..{@link MAX_STORED_TIME}). The phrase follows the value's
+ * name: "payload.at is an Invalid Date".
+ */
+export function storedDateProblem(value: unknown): string | null {
+  if (!(value instanceof Date)) return `must be a Date, but was ${describeValue(value)}`;
+  const time = value.getTime();
+  if (Number.isNaN(time)) return 'is an Invalid Date';
+  if (time < MIN_STORED_TIME || time > MAX_STORED_TIME) {
+    return `is ${describeValue(value)}, outside years 1–9999: ${STORED_DATE_RANGE}`;
+  }
+  return null;
+}
+
+/**
+ * Why a time `waitMs` from `now` cannot be the due time of a step, or null: it must not pass
+ * {@link MAX_STORED_TIME} (nor the range of a JavaScript Date).
+ */
+export function dueTimeProblem(waitMs: number, now: number = Date.now()): string | null {
+  const due = now + waitMs;
+  if (Number.isFinite(due) && due <= MAX_STORED_TIME) return null;
+  const when = Number.isNaN(new Date(due).getTime())
+    ? 'beyond the range of a JavaScript Date'
+    : `on ${new Date(due).toISOString()}`;
+  return `would make the step due ${when}, after 9999-12-31T23:59:59.999Z: ${STORED_DATE_RANGE}`;
+}
+
 /** Objects JSON.stringify turns into `{}` (or worse) without a word: refused by name. */
 const OPAQUE_OBJECTS: Array<[string, abstract new (...args: never[]) => object]> = [
   ['Map', Map],
@@ -73,6 +115,8 @@ const OPAQUE_OBJECTS: Array<[string, abstract new (...args: never[]) => object]>
   ['RegExp', RegExp],
   ['ArrayBuffer', ArrayBuffer],
   ['Error', Error],
+  ['WeakRef', WeakRef],
+  ['SharedArrayBuffer', SharedArrayBuffer],
 ];
 
 export interface JsonDataRules {
@@ -87,12 +131,16 @@ export interface JsonDataRules {
  * Why `value` (named `path` in the message, e.g. `payload`) does not round-trip through a JSON
  * column, or null. JSON data is null, booleans, finite numbers, strings, arrays and objects of
  * JSON data (strings may hold NUL, which JSON escapes, but not a lone UTF-16 surrogate, which
- * is not Unicode); a `Date` (stored as its ISO string, or tagged in cursors) and any object with
- * `toJSON()` are taken as JSON.stringify takes them. An object property holding `undefined` is
- * left out, as JSON.stringify does. Refused, because JSON.stringify would throw or silently store
- * something else: BigInt, functions, symbols, NaN and ±Infinity (stored as null), `undefined`
- * array elements (stored as null), invalid Dates, Map/Set/RegExp/Error/Promise/typed arrays
- * (stored as `{}`), circular references, and nesting too deep to serialize.
+ * is not Unicode); a `Date` within years 1–9999 (stored as its ISO string, or tagged in cursors),
+ * boxed primitives (`new String('x')`, stored as the primitive), class instances (their own
+ * enumerable fields are stored, as JSON.stringify does) and any object with `toJSON()` are taken
+ * as JSON.stringify takes them. An object property holding `undefined` is left out, as
+ * JSON.stringify does. Refused, because JSON.stringify would throw or silently store something
+ * else: BigInt, functions, symbols, NaN and ±Infinity (stored as null), `undefined` array
+ * elements (stored as null), invalid Dates and Dates outside years 1–9999,
+ * Map/Set/RegExp/Error/Promise/WeakRef/typed arrays (stored as `{}` or worse), class instances
+ * without a single own enumerable field (stored as `{}`: an Intl formatter, a URLSearchParams, an
+ * object of getters), circular references, and nesting too deep to serialize.
  */
 export function jsonDataProblem(
   value: unknown,
@@ -147,7 +195,16 @@ function jsonProblemAt(
   if (value === null) return null;
   const object = value as object;
   if (object instanceof Date) {
-    return Number.isNaN(object.getTime()) ? `${render(path)} is an Invalid Date` : null;
+    const problem = storedDateProblem(object);
+    return problem ? `${render(path)} ${problem}` : null;
+  }
+  if (object instanceof Number || object instanceof String || object instanceof Boolean) {
+    // JSON.stringify stores the primitive inside (so new Number(NaN) becomes null).
+    return jsonProblemAt(object.valueOf(), path, ancestors, rules);
+  }
+  if (object instanceof BigInt || object instanceof Symbol) {
+    // Object(1n) makes JSON.stringify throw; Object(Symbol()) is stored as {}.
+    return jsonProblemAt(object.valueOf(), path, ancestors, rules);
   }
   const opaque = OPAQUE_OBJECTS.find(([, type]) => object instanceof type);
   if (opaque) {
@@ -192,6 +249,9 @@ function jsonObjectProblem(
     return null;
   }
   const entries = Object.entries(object);
+  if (entries.length === 0 && !isPlainObject(object)) {
+    return `${render(path)} is ${describeValue(object)} without a single own enumerable field, which JSON would store as {}; convert it to plain data`;
+  }
   if (rules.reserveDateTag && entries.length === 1 && entries[0][0] === '$date') {
     return `${render(path)} is an object whose only key is "$date", which is reserved: cursors store Dates that way, so it would come back as a Date`;
   }

@@ -1,5 +1,5 @@
 import { formatValue, isDuration, parseDurationOrNull } from '../common/duration';
-import { storedStringProblem } from '../common/input-guards';
+import { dueTimeProblem, storedStringProblem } from '../common/input-guards';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
 import type { RecordedStep } from '../decorators/recorded-step.interface';
 import { StepConfigurationError } from '../errors/step-configuration.error';
@@ -179,7 +179,26 @@ function validateWait(wait: unknown, fail: (p: string) => StepConfigurationError
       `has invalid wait ${formatValue(wait)}: use milliseconds or a string such as '30s' or '2 days'.`,
     );
   }
+  checkDueTime('wait', wait, ms, fail);
   return ms;
+}
+
+/**
+ * A step's delay (`wait`, `repeat.every`) becomes its `scheduled_for`, a timestamp the library
+ * keeps within years 1–9999 (SPEC §16.1): a delay that ends after 9999-12-31 (`'500000 weeks'`)
+ * fails boot here instead of being stored as year 11609 by PostgreSQL or refused by MariaDB when
+ * the step is scheduled.
+ */
+function checkDueTime(
+  option: string,
+  value: unknown,
+  ms: number,
+  fail: (p: string) => StepConfigurationError,
+): void {
+  const problem = dueTimeProblem(ms);
+  if (problem) {
+    throw fail(`has ${option} ${formatValue(value)}, which ${problem}. Use a shorter ${option}.`);
+  }
 }
 
 function validateWaitFor(
@@ -318,6 +337,7 @@ function expandRepeat(
   if (every !== undefined && everyMs === null) {
     throw fail(`has invalid repeat.every ${formatValue(every)}: must be a duration such as '10m'.`);
   }
+  if (everyMs !== null) checkDueTime('repeat.every', every, everyMs, fail);
   return Array.from({ length: times as number }, (_, index) => ({
     ...base,
     name: `${base.name}_${index + 1}`,

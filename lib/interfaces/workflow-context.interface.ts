@@ -14,9 +14,24 @@ export interface WorkflowContext<Hero = any> {
   readonly hero: Hero;
 }
 
-/** Step-execution metadata helpers; values are kept in memory until the step finalizes. */
+/**
+ * Step-execution metadata helpers (`ctx.metadata`); values are kept in memory until the step
+ * finalizes, then stored as JSON under the execution's `metadata.user`.
+ */
 export interface StepMetadataHelpers {
+  /** The value under `key` (set in this step, or already stored on the execution); else undefined. */
   get<T = unknown>(key: string): T | undefined;
+  /**
+   * Sets `key` to `value`, which must be JSON data: null, booleans, finite numbers, strings, and
+   * arrays and plain objects of them; a `Date` within years 1–9999 is stored as its ISO string,
+   * and an object with `toJSON()` as what that returns. `undefined` removes the key.
+   *
+   * @throws InvalidArgumentError when `key` is not a string, or `value` holds something JSON
+   * cannot store faithfully (a BigInt, NaN or ±Infinity, a function or symbol, an `undefined`
+   * array element, a Map/Set/RegExp/Error, a circular reference) or an invalid Date or a Date
+   * outside years 1–9999 (SPEC §16.1). Thrown at the call, so the step's exception policy handles
+   * it; the keys set before it are kept.
+   */
   set(key: string, value: unknown): void;
 }
 

@@ -5,6 +5,7 @@ import {
   type MigrationInterface,
   type QueryRunner,
 } from 'typeorm';
+import { quoteIdentifier } from '../persistence/sql-identifiers';
 import { columnOf, columnTypesFor } from './column-types';
 import {
   FOREIGN_KEY_NAMES,
@@ -14,21 +15,23 @@ import {
   WORKFLOWS_TABLE,
 } from './migration.constants';
 import { mysqlEnsureGeneratedUniqueKey } from './mysql-schema';
-import { dropTableIfExists, ensureIndices, ensureTable, quoteColumn } from './schema-guards';
+import { dropTableIfExists, ensureIndices, ensureTable } from './schema-guards';
 
 /**
  * Creates `geneva_drive_workflows` and `geneva_drive_step_executions` with their indexes, the
  * one-ongoing-workflow-per-hero and one-active-execution-per-workflow uniqueness rules (SPEC §3).
  * The resumable-step and signal columns come from the two later migrations. On MariaDB/MySQL the
  * two partial unique indexes are stored generated columns with a unique index (SPEC §15.8), the
- * in-progress `started_at` index is `(state, started_at)`, and there are no foreign keys.
+ * in-progress `started_at` index is `(state, started_at)`, there are no foreign keys, and the
+ * tables default to a NO PAD binary collation (column-types.ts), so text compares exactly.
  */
 export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
   name = 'GenevaDriveBaseSchema1764400000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const t = columnTypesFor(queryRunner);
-    const q = (column: string): string => quoteColumn(queryRunner, column);
+    // Column names in raw predicates and generated-column expressions, quoted for this dialect.
+    const q = (column: string): string => quoteIdentifier(column, t.dialect);
     const nullable = { isNullable: true };
     const mysql = t.dialect === 'mysql';
 
@@ -45,7 +48,7 @@ export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
           columnOf('state', t.string, { default: "'ready'" }),
           columnOf('current_step_name', t.string, nullable),
           columnOf('next_step_name', t.string, nullable),
-          columnOf('allow_multiple', t.boolean, { default: t.falseLiteral }),
+          columnOf('allow_multiple', t.boolean, { default: t.falseLiteralSql }),
           columnOf('transitioned_at', t.timestamp, nullable),
           columnOf('metadata', t.json, nullable),
           columnOf('created_at', t.timestamp),
@@ -64,7 +67,7 @@ export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
       await mysqlEnsureGeneratedUniqueKey(queryRunner, WORKFLOWS_TABLE, {
         column: GENERATED_KEY_COLUMNS.workflowsOngoing,
         index: INDEX_NAMES.workflowsUniqueOngoing,
-        expression:
+        expressionSql:
           `IF(${q('state')} NOT IN ('finished', 'canceled') AND ${q('allow_multiple')} = 0 AND ${q('hero_id')} IS NOT NULL, ` +
           `UNHEX(MD5(CONCAT_WS(CHAR(31), ${q('type')}, ${q('hero_type')}, ${q('hero_id')}))), NULL)`,
       });
@@ -75,7 +78,7 @@ export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
           name: INDEX_NAMES.workflowsUniqueOngoing,
           columnNames: ['type', 'hero_type', 'hero_id'],
           isUnique: true,
-          where: `${q('state')} NOT IN ('finished', 'canceled') AND ${q('allow_multiple')} = ${t.falseLiteral}`,
+          where: `${q('state')} NOT IN ('finished', 'canceled') AND ${q('allow_multiple')} = ${t.falseLiteralSql}`,
         }),
       ]);
     }
@@ -150,7 +153,7 @@ export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
         index: INDEX_NAMES.stepExecutionsOneActive,
         // RTRIM: MariaDB refuses a CHAR column in a generated expression as is (its value would
         // depend on the PAD_CHAR_TO_FULL_LENGTH sql_mode); ids have no trailing spaces.
-        expression: `IF(${q('state')} IN ('scheduled', 'in_progress'), UNHEX(MD5(RTRIM(${q('workflow_id')}))), NULL)`,
+        expressionSql: `IF(${q('state')} IN ('scheduled', 'in_progress'), UNHEX(MD5(RTRIM(${q('workflow_id')}))), NULL)`,
       });
     } else {
       await ensureIndices(queryRunner, STEP_EXECUTIONS_TABLE, [

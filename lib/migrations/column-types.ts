@@ -20,8 +20,11 @@ export interface DialectColumnTypes {
   readonly timestamp: ColumnTypeSpec;
   readonly integer: ColumnTypeSpec;
   readonly boolean: ColumnTypeSpec;
-  /** SQL literal for boolean false, used in defaults and partial-index predicates. */
-  readonly falseLiteral: string;
+  /**
+   * The dialect's SQL literal for boolean false (a constant of the dialect, never a value), used in
+   * defaults and partial-index predicates.
+   */
+  readonly falseLiteralSql: string;
 }
 
 const POSTGRES: DialectColumnTypes = {
@@ -34,12 +37,16 @@ const POSTGRES: DialectColumnTypes = {
   timestamp: { type: 'timestamp with time zone', precision: 3 },
   integer: { type: 'integer' },
   boolean: { type: 'boolean' },
-  falseLiteral: 'false',
+  falseLiteralSql: 'false',
 };
 
-// MariaDB and MySQL. Tables are created with the utf8mb4_bin collation (schema-guards), so names,
-// states, hero ids and idempotency keys compare byte for byte as on PostgreSQL instead of
-// case-insensitively.
+// MariaDB and MySQL. Tables default to a NO PAD binary collation of utf8mb4 (utf8mb4_nopad_bin on
+// MariaDB, utf8mb4_0900_bin on MySQL 8: mysql-schema.ts), which every text column inherits, so
+// ids, names, states, hero ids and idempotency keys compare by code point, case and trailing
+// spaces included, as on PostgreSQL: not case-insensitively (the server's default), and not
+// blind to trailing spaces as utf8mb4_bin is (PAD SPACE: 'a' = 'a ', in unique indexes too).
+// Tables made before GenevaDriveNoPadCollation1764400003000 are converted by that migration.
+// MariaDB's `json` columns stay utf8mb4_bin; nothing compares them.
 const MARIADB: DialectColumnTypes = {
   dialect: 'mysql',
   id: { type: 'char', length: '36' },
@@ -52,7 +59,7 @@ const MARIADB: DialectColumnTypes = {
   timestamp: { type: 'datetime', precision: 3 },
   integer: { type: 'int' },
   boolean: { type: 'boolean' },
-  falseLiteral: '0',
+  falseLiteralSql: '0',
 };
 
 // MySQL's native JSON type stores a binary form that reorders object keys; SPEC §8 promises keys
@@ -70,7 +77,7 @@ const SQLITE: DialectColumnTypes = {
   timestamp: { type: 'datetime' },
   integer: { type: 'integer' },
   boolean: { type: 'boolean' },
-  falseLiteral: '0',
+  falseLiteralSql: '0',
 };
 
 /** The family of the database behind `queryRunner`, refusing drivers the migrations do not support. */

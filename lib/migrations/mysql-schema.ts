@@ -1,27 +1,24 @@
 import type { QueryRunner, Table, TableColumn, TableIndex } from 'typeorm';
+import { GenevaDriveError } from '../errors/geneva-drive.error';
+import { quoteIdentifier, quoteTable } from '../persistence/sql-identifiers';
 
 // MariaDB/MySQL DDL in plain SQL. TypeORM's own helpers (getTable, createIndex, addColumns,
 // dropTable...) reload the table through `typeorm_metadata` as soon as it has a generated column,
 // and fail when that table does not exist, which it does not unless TypeORM made it for an
 // entity. So on this family the guards check information_schema and issue the statements
 // themselves. Every table is addressed as `database`.`table`, the database being the DataSource's
-// (or the connection's current one), escaped by the driver. DDL commits implicitly here, so each
-// statement is guarded and the migrations can be re-run after a partial failure.
+// (or the connection's current one); every name is quoted by quoteIdentifier/quoteTable (SPEC
+// §16.1). DDL commits implicitly here, so each statement is guarded and the migrations can be
+// re-run after a partial failure.
 
 /** The DataSource's database, or null to use the connection's current one. */
 function databaseOf(queryRunner: QueryRunner): string | null {
   return (queryRunner.connection.driver as { database?: string }).database ?? null;
 }
 
-function escape(queryRunner: QueryRunner, name: string): string {
-  return queryRunner.connection.driver.escape(name);
-}
-
-/** The escaped table path for raw statements. */
-export function mysqlTablePath(queryRunner: QueryRunner, tableName: string): string {
-  const database = databaseOf(queryRunner);
-  const table = escape(queryRunner, tableName);
-  return database ? `${escape(queryRunner, database)}.${table}` : table;
+/** The quoted table path for raw statements: `database`.`table`, or `table` alone. */
+function quotedTablePath(queryRunner: QueryRunner, tableName: string): string {
+  return quoteTable({ database: databaseOf(queryRunner) ?? undefined, tableName }, 'mysql');
 }
 
 async function exists(queryRunner: QueryRunner, sql: string, params: unknown[]): Promise<boolean> {
@@ -61,32 +58,117 @@ export function mysqlHasIndex(
   );
 }
 
-/** `name type[(length|precision)] NULL|NOT NULL [DEFAULT ...]` for one column. */
-function columnSql(queryRunner: QueryRunner, column: TableColumn): string {
-  let type = column.type;
-  if (column.length) type += `(${column.length})`;
+/**
+ * `name type[(length|precision)] [CHARACTER SET utf8mb4 COLLATE c] NULL|NOT NULL [DEFAULT ...]` for
+ * one column. The type and the default are SQL text written in the migrations (column-types.ts,
+ * `"'ready'"`), never values; the collation is a name, quoted.
+ */
+function columnSql(column: TableColumn, collation?: string): string {
+  let typeSql = column.type;
+  if (column.length) typeSql += `(${column.length})`;
   else if (column.precision !== undefined && column.precision !== null)
-    type += `(${column.precision})`;
-  const parts = [escape(queryRunner, column.name), type, column.isNullable ? 'NULL' : 'NOT NULL'];
-  if (column.default !== undefined && column.default !== null)
-    parts.push(`DEFAULT ${String(column.default)}`);
-  return parts.join(' ');
+    typeSql += `(${column.precision})`;
+  const collationSql = collation ? ` ${characterSetSql(collation)}` : '';
+  const defaultSql =
+    column.default !== undefined && column.default !== null
+      ? ` DEFAULT ${String(column.default)}`
+      : '';
+  return `${quoteIdentifier(column.name, 'mysql')} ${typeSql}${collationSql} ${column.isNullable ? 'NULL' : 'NOT NULL'}${defaultSql}`;
+}
+
+/** `CHARACTER SET utf8mb4 COLLATE `collation``: every text column of the library is utf8mb4. */
+function characterSetSql(collation: string): string {
+  return `CHARACTER SET utf8mb4 COLLATE ${quoteIdentifier(collation, 'mysql')}`;
 }
 
 /**
- * Creates the table when missing, InnoDB with utf8mb4 and a binary collation (exact, case-sensitive
- * comparisons, as on PostgreSQL). Foreign keys are never created on this family (SPEC §15.8).
+ * The PAD SPACE binary collation the tables had before GenevaDriveNoPadCollation1764400003000:
+ * exact and case-sensitive, but blind to trailing spaces (`'a' = 'a '`, also in unique indexes).
+ */
+export const PAD_SPACE_BINARY_COLLATION = 'utf8mb4_bin';
+
+/**
+ * The NO PAD binary collations of utf8mb4, in order of preference: MariaDB's (10.2+) and MySQL's
+ * (8.0+). Both compare code points exactly, trailing spaces included, as PostgreSQL and SQLite do.
+ */
+export const NO_PAD_BINARY_COLLATIONS = ['utf8mb4_nopad_bin', 'utf8mb4_0900_bin'] as const;
+
+/**
+ * The NO PAD binary collation this server has (information_schema.COLLATIONS), refusing a server
+ * that has none: with a PAD SPACE collation `'evt-1'` and `'evt-1 '` would be one idempotency key.
+ */
+export async function mysqlNoPadBinaryCollation(queryRunner: QueryRunner): Promise<string> {
+  const rows = (await queryRunner.query(
+    'SELECT COLLATION_NAME AS name FROM information_schema.COLLATIONS WHERE COLLATION_NAME IN (?, ?)',
+    [...NO_PAD_BINARY_COLLATIONS],
+  )) as Array<{ name: string }>;
+  const available = new Set(rows.map((row) => row.name));
+  const collation = NO_PAD_BINARY_COLLATIONS.find((name) => available.has(name));
+  if (collation) return collation;
+  const [{ version }] = (await queryRunner.query('SELECT VERSION() AS version')) as Array<{
+    version: string;
+  }>;
+  throw new GenevaDriveError(
+    `GENEVA_DRIVE_MIGRATIONS need a NO PAD binary collation of utf8mb4 (utf8mb4_nopad_bin, MariaDB ` +
+      `10.2+, or utf8mb4_0900_bin, MySQL 8.0+), and the server (${version}) has neither: with a ` +
+      `PAD SPACE collation 'a' and 'a ' are one hero id or idempotency key. Upgrade the server.`,
+  );
+}
+
+/**
+ * Creates the table when missing, InnoDB with utf8mb4 and the server's NO PAD binary collation as
+ * its default, so that every text column compares exactly (case, trailing spaces), as on
+ * PostgreSQL. Foreign keys are never created on this family (SPEC §15.8).
  */
 export async function mysqlEnsureTable(queryRunner: QueryRunner, definition: Table): Promise<void> {
   if (await mysqlHasTable(queryRunner, definition.name)) return;
-  const primary = definition.columns
+  const collation = await mysqlNoPadBinaryCollation(queryRunner);
+  const primaryKeyColumns = definition.columns
     .filter((column) => column.isPrimary)
-    .map((column) => escape(queryRunner, column.name));
-  const lines = definition.columns.map((column) => columnSql(queryRunner, column));
-  if (primary.length > 0) lines.push(`PRIMARY KEY (${primary.join(', ')})`);
+    .map((column) => quoteIdentifier(column.name, 'mysql'));
+  const definitionClauses = definition.columns.map((column) => columnSql(column));
+  if (primaryKeyColumns.length > 0)
+    definitionClauses.push(`PRIMARY KEY (${primaryKeyColumns.join(', ')})`);
   await queryRunner.query(
-    `CREATE TABLE IF NOT EXISTS ${mysqlTablePath(queryRunner, definition.name)} (${lines.join(', ')}) ` +
-      'ENGINE=InnoDB DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin',
+    `CREATE TABLE IF NOT EXISTS ${quotedTablePath(queryRunner, definition.name)} (${definitionClauses.join(', ')}) ` +
+      `ENGINE=InnoDB DEFAULT ${characterSetSql(collation)}`,
+  );
+}
+
+/**
+ * Gives the table's default and each of `columns` (restated as the migrations created them) the
+ * collation `collation`, in one ALTER TABLE. Guarded: a missing table or column is left alone, and
+ * nothing runs when the table and every present column have it already, so a re-run after a
+ * partial failure (DDL commits per statement here) completes the tables still missing it. The
+ * indexes and stored generated columns built on these columns are rebuilt by the same statement.
+ */
+export async function mysqlEnsureCollation(
+  queryRunner: QueryRunner,
+  tableName: string,
+  columns: TableColumn[],
+  collation: string,
+): Promise<void> {
+  const database = databaseOf(queryRunner);
+  const [table] = (await queryRunner.query(
+    'SELECT TABLE_COLLATION AS collation FROM information_schema.TABLES WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?',
+    [database, tableName],
+  )) as Array<{ collation: string | null }>;
+  if (!table) return;
+  const present = (await queryRunner.query(
+    'SELECT COLUMN_NAME AS name, COLLATION_NAME AS collation FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?',
+    [database, tableName],
+  )) as Array<{ name: string; collation: string | null }>;
+  const collationOf = new Map(present.map((column) => [column.name, column.collation]));
+  const stale = columns.filter(
+    (column) => collationOf.has(column.name) && collationOf.get(column.name) !== collation,
+  );
+  if (stale.length === 0 && table.collation === collation) return;
+  const alterClauses = [
+    `DEFAULT ${characterSetSql(collation)}`,
+    ...stale.map((column) => `MODIFY COLUMN ${columnSql(column, collation)}`),
+  ];
+  await queryRunner.query(
+    `ALTER TABLE ${quotedTablePath(queryRunner, tableName)} ${alterClauses.join(', ')}`,
   );
 }
 
@@ -101,9 +183,9 @@ export async function mysqlEnsureColumns(
     if (!(await mysqlHasColumn(queryRunner, tableName, column.name))) missing.push(column);
   }
   if (missing.length === 0) return;
-  const clauses = missing.map((column) => `ADD COLUMN ${columnSql(queryRunner, column)}`);
+  const addClauses = missing.map((column) => `ADD COLUMN ${columnSql(column)}`);
   await queryRunner.query(
-    `ALTER TABLE ${mysqlTablePath(queryRunner, tableName)} ${clauses.join(', ')}`,
+    `ALTER TABLE ${quotedTablePath(queryRunner, tableName)} ${addClauses.join(', ')}`,
   );
 }
 
@@ -116,9 +198,11 @@ export async function mysqlEnsureIndices(
   for (const index of indices) {
     if (index.where) throw new Error(`MariaDB/MySQL has no partial indexes (${index.name}).`);
     if (await mysqlHasIndex(queryRunner, tableName, index.name!)) continue;
-    const columns = index.columnNames.map((column) => escape(queryRunner, column)).join(', ');
+    const indexColumnsClause = index.columnNames
+      .map((column) => quoteIdentifier(column, 'mysql'))
+      .join(', ');
     await queryRunner.query(
-      `CREATE ${index.isUnique ? 'UNIQUE ' : ''}INDEX ${escape(queryRunner, index.name!)} ON ${mysqlTablePath(queryRunner, tableName)} (${columns})`,
+      `CREATE ${index.isUnique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(index.name!, 'mysql')} ON ${quotedTablePath(queryRunner, tableName)} (${indexColumnsClause})`,
     );
   }
 }
@@ -126,23 +210,26 @@ export async function mysqlEnsureIndices(
 /**
  * A uniqueness rule that holds only while a row is "active", where partial indexes do not exist
  * (SPEC §15.8): a stored generated BINARY(16) column that holds a hash of the key while the row is
- * active and NULL otherwise (NULLs never collide), with a unique index on it.
+ * active and NULL otherwise (NULLs never collide), with a unique index on it. `expressionSql` is
+ * the generated column's expression, SQL written by the migration with its names quoted.
  */
 export async function mysqlEnsureGeneratedUniqueKey(
   queryRunner: QueryRunner,
   tableName: string,
-  key: { column: string; expression: string; index: string },
+  key: { column: string; expressionSql: string; index: string },
 ): Promise<void> {
-  const path = mysqlTablePath(queryRunner, tableName);
-  const column = escape(queryRunner, key.column);
-  const index = escape(queryRunner, key.index);
+  const quotedTable = quotedTablePath(queryRunner, tableName);
+  const quotedColumn = quoteIdentifier(key.column, 'mysql');
+  const quotedIndex = quoteIdentifier(key.index, 'mysql');
   if (!(await mysqlHasColumn(queryRunner, tableName, key.column))) {
     await queryRunner.query(
-      `ALTER TABLE ${path} ADD COLUMN ${column} BINARY(16) GENERATED ALWAYS AS (${key.expression}) STORED, ` +
-        `ADD UNIQUE INDEX ${index} (${column})`,
+      `ALTER TABLE ${quotedTable} ADD COLUMN ${quotedColumn} BINARY(16) GENERATED ALWAYS AS (${key.expressionSql}) STORED, ` +
+        `ADD UNIQUE INDEX ${quotedIndex} (${quotedColumn})`,
     );
   } else if (!(await mysqlHasIndex(queryRunner, tableName, key.index))) {
-    await queryRunner.query(`CREATE UNIQUE INDEX ${index} ON ${path} (${column})`);
+    await queryRunner.query(
+      `CREATE UNIQUE INDEX ${quotedIndex} ON ${quotedTable} (${quotedColumn})`,
+    );
   }
 }
 
@@ -154,7 +241,7 @@ export async function mysqlDropIndicesIfExist(
   for (const name of names) {
     if (await mysqlHasIndex(queryRunner, tableName, name)) {
       await queryRunner.query(
-        `DROP INDEX ${escape(queryRunner, name)} ON ${mysqlTablePath(queryRunner, tableName)}`,
+        `DROP INDEX ${quoteIdentifier(name, 'mysql')} ON ${quotedTablePath(queryRunner, tableName)}`,
       );
     }
   }
@@ -171,9 +258,9 @@ export async function mysqlDropColumnsIfExist(
     if (await mysqlHasColumn(queryRunner, tableName, name)) present.push(name);
   }
   if (present.length === 0) return;
-  const clauses = present.map((name) => `DROP COLUMN ${escape(queryRunner, name)}`);
+  const dropClauses = present.map((name) => `DROP COLUMN ${quoteIdentifier(name, 'mysql')}`);
   await queryRunner.query(
-    `ALTER TABLE ${mysqlTablePath(queryRunner, tableName)} ${clauses.join(', ')}`,
+    `ALTER TABLE ${quotedTablePath(queryRunner, tableName)} ${dropClauses.join(', ')}`,
   );
 }
 
@@ -181,5 +268,5 @@ export async function mysqlDropTableIfExists(
   queryRunner: QueryRunner,
   tableName: string,
 ): Promise<void> {
-  await queryRunner.query(`DROP TABLE IF EXISTS ${mysqlTablePath(queryRunner, tableName)}`);
+  await queryRunner.query(`DROP TABLE IF EXISTS ${quotedTablePath(queryRunner, tableName)}`);
 }

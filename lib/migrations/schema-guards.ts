@@ -114,8 +114,3 @@ export async function dropTableIfExists(
   if (isMysql(queryRunner)) return mysqlDropTableIfExists(queryRunner, tableName);
   await queryRunner.dropTable(tableName, true, true, true);
 }
-
-/** Quotes a column name for a raw predicate (partial-index `where`) the way the driver does. */
-export function quoteColumn(queryRunner: QueryRunner, name: string): string {
-  return queryRunner.connection.driver.escape(name);
-}

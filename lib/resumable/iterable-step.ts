@@ -1,8 +1,11 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { formatValue, parseDurationOrNull } from '../common/duration';
+import { parseDurationOrNull, waitProblem } from '../common/duration';
 import { describeValue, jsonDataProblem } from '../common/input-guards';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
-import type { IterableStep, IterateOverRecordsOptions } from '../interfaces/iterable-step.interface';
+import type {
+  IterableStep,
+  IterateOverRecordsOptions,
+} from '../interfaces/iterable-step.interface';
 import type { Duration } from '../interfaces/states.interface';
 import type { InterruptionPolicy } from './interruption-policy';
 import { StepInterruption } from './step-interruption';
@@ -49,7 +52,14 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
   async advance(): Promise<void> {
     const value = this.current ?? 0;
     if (!Number.isInteger(value)) {
-      throw new InvalidArgumentError(`advance() needs an integer cursor, but the cursor is ${JSON.stringify(value)}; use set() instead.`);
+      throw new InvalidArgumentError(
+        `advance() needs an integer cursor, but the cursor is ${JSON.stringify(value)}; use set() instead.`,
+      );
+    }
+    if (!Number.isSafeInteger((value as number) + 1)) {
+      throw new InvalidArgumentError(
+        `advance() cannot count past ${String(value)}: the next integer is not exact in JavaScript (over Number.MAX_SAFE_INTEGER); use set() with a string cursor instead.`,
+      );
     }
     await this.set(((value as number) + 1) as C);
   }
@@ -62,15 +72,20 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
   }
 
   async skipTo(value: C, options: { wait?: Duration } = {}): Promise<never> {
-    if (options === null || typeof options !== 'object') {
-      throw new InvalidArgumentError(`skipTo() takes options { wait? }, but got ${describeValue(options)}.`);
-    }
-    const waitMs = options.wait === undefined ? null : parseDurationOrNull(options.wait);
-    if (waitMs === null && options.wait !== undefined) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       throw new InvalidArgumentError(
-        `skipTo({ wait }) takes a duration (ms or a string such as '30s'), but got ${formatValue(options.wait)}.`,
+        `skipTo() takes options { wait? }, but got ${describeValue(options)}.`,
       );
     }
+    const unknown = Object.keys(options).filter((key) => key !== 'wait');
+    if (unknown.length > 0) {
+      throw new InvalidArgumentError(
+        `skipTo() got unknown option(s) ${unknown.join(', ')}. Allowed: wait.`,
+      );
+    }
+    const problem = options.wait === undefined ? null : waitProblem(options.wait);
+    if (problem) throw new InvalidArgumentError(`skipTo({ wait }) ${problem}.`);
+    const waitMs = options.wait === undefined ? null : parseDurationOrNull(options.wait);
     assertCursor(value, 'skipTo()');
     this.current = value;
     await this.writeCursor(value);
@@ -79,7 +94,9 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
 
   async iterateOver<T>(items: Iterable<T>, fn: (item: T) => unknown): Promise<void> {
     if (items === null || typeof (items as Partial<Iterable<T>>)[Symbol.iterator] !== 'function') {
-      throw new InvalidArgumentError('iterateOver() needs an iterable (an array, a Set, a generator...).');
+      throw new InvalidArgumentError(
+        'iterateOver() needs an iterable (an array, a Set, a generator...).',
+      );
     }
     const start: unknown = this.current ?? 0;
     if (typeof start !== 'number' || !Number.isSafeInteger(start) || start < 0) {
@@ -104,7 +121,9 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
     options: IterateOverRecordsOptions = {},
   ): Promise<void> {
     if (options === null || typeof options !== 'object') {
-      throw new InvalidArgumentError(`iterateOverRecords() takes options { cursorColumn? }, but got ${describeValue(options)}.`);
+      throw new InvalidArgumentError(
+        `iterateOverRecords() takes options { cursorColumn? }, but got ${describeValue(options)}.`,
+      );
     }
     const column = cursorColumnOf(queryBuilder, options.cursorColumn, 'iterateOverRecords()');
     for (;;) {
@@ -129,7 +148,9 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
     }
     const { batchSize } = options;
     if (!Number.isInteger(batchSize) || batchSize <= 0) {
-      throw new InvalidArgumentError(`iterateOverBatches() needs a positive integer batchSize, got ${String(batchSize)}.`);
+      throw new InvalidArgumentError(
+        `iterateOverBatches() needs a positive integer batchSize, got ${String(batchSize)}.`,
+      );
     }
     const column = cursorColumnOf(queryBuilder, options.cursorColumn, 'iterateOverBatches()');
     for (;;) {
@@ -142,10 +163,15 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
   }
 
   /** Keyset pagination: `column > cursor ORDER BY column LIMIT size` (never OFFSET). */
-  private page<E extends ObjectLiteral>(queryBuilder: SelectQueryBuilder<E>, column: string, size: number): Promise<E[]> {
+  private page<E extends ObjectLiteral>(
+    queryBuilder: SelectQueryBuilder<E>,
+    column: string,
+    size: number,
+  ): Promise<E[]> {
     const query = queryBuilder.clone();
     const path = `${query.alias}.${column}`;
-    if (this.current !== null) query.andWhere(`${path} > :genevaDriveCursor`, { genevaDriveCursor: this.current });
+    if (this.current !== null)
+      query.andWhere(`${path} > :genevaDriveCursor`, { genevaDriveCursor: this.current });
     return query.orderBy(path, 'ASC').limit(size).getMany();
   }
 
@@ -156,12 +182,16 @@ export class IterableStepImpl<C = unknown> implements IterableStep<C> {
 }
 
 /**
- * A cursor must round-trip through the JSON cursor column: JSON data plus Dates (stored tagged as
- * `{ "$date": iso }`, so an object of that one key is refused). `null` starts over.
+ * A cursor must round-trip through the JSON cursor column: JSON data plus Dates within years
+ * 1–9999 (stored tagged as `{ "$date": iso }`, so an object of that one key is refused). `null`
+ * starts over.
  */
 function assertCursor(value: unknown, method: string): void {
   const problem = jsonDataProblem(value, 'cursor', { reserveDateTag: true });
-  if (problem) throw new InvalidArgumentError(`${method} ${problem}. Cursors are stored as JSON: keep them small and plain (an id or an offset).`);
+  if (problem)
+    throw new InvalidArgumentError(
+      `${method} ${problem}. Cursors are stored as JSON: keep them small and plain (an id or an offset).`,
+    );
 }
 
 /**
@@ -174,15 +204,21 @@ function cursorColumnOf<E extends ObjectLiteral>(
   method: string,
 ): string {
   const column = cursorColumn ?? 'id';
-  const metadata = queryBuilder.expressionMap.mainAlias?.hasMetadata ? queryBuilder.expressionMap.mainAlias.metadata : null;
+  const metadata = queryBuilder.expressionMap.mainAlias?.hasMetadata
+    ? queryBuilder.expressionMap.mainAlias.metadata
+    : null;
   if (typeof column !== 'string' || (metadata && !metadata.findColumnWithPropertyPath(column))) {
-    const known = metadata ? `; ${metadata.name} has ${metadata.columns.map((c) => c.propertyPath).join(', ')}` : '';
+    const known = metadata
+      ? `; ${metadata.name} has ${metadata.columns.map((c) => c.propertyPath).join(', ')}`
+      : '';
     throw new InvalidArgumentError(
       `${method} cursorColumn must name a column property of the query's entity, but was ${describeValue(column)}${known}.`,
     );
   }
   if (!metadata && !/^[A-Za-z_][\w.]*$/.test(column)) {
-    throw new InvalidArgumentError(`${method} cursorColumn must be a property name, but was ${describeValue(column)}.`);
+    throw new InvalidArgumentError(
+      `${method} cursorColumn must be a property name, but was ${describeValue(column)}.`,
+    );
   }
   return column;
 }

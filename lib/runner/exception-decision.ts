@@ -1,7 +1,9 @@
-import { parseDuration } from '../common/duration';
+import { formatValue, parseDuration } from '../common/duration';
+import { dueTimeProblem } from '../common/input-guards';
 import type { StepDefinition } from '../discovery/step-definition.interface';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
+import { StepConfigurationError } from '../errors/step-configuration.error';
 import { ExceptionPolicy, type PolicyWait } from './exception-policy';
 import { FlowControlSignal, type FlowControlRequest } from './flow-control';
 import type { StepContextImpl } from './step-context';
@@ -97,7 +99,10 @@ class ReattemptRun {
 
 /**
  * Applies the chosen policy. Imperative handlers run with `this` bound to the workflow instance;
- * the verb they call decides, and calling none pauses.
+ * the verb they call decides, and calling none pauses. A reattempt wait that would make the step
+ * due after 9999-12-31 (a backoff strategy that returned `'500000 weeks'`, or grew that far with
+ * `maxReattempts: null`) throws `StepConfigurationError`, as a failing handler does: the runner
+ * then pauses the workflow, the step's error recorded.
  */
 export async function decide(
   policy: ExceptionPolicy,
@@ -120,9 +125,32 @@ export async function decide(
   }
   return {
     action: 'reattempt',
-    waitMs: backoffMs(policy.wait, policy.jitter ?? 0, priorReattempts + 1),
+    waitMs: reattemptWaitMs(policy, priorReattempts + 1),
     report: policy.report === 'always',
   };
+}
+
+/**
+ * The policy's delay before reattempt number `attempt`, refused when the step would fall due
+ * after the last date the library stores (SPEC §16.1). A plain duration was checked when the
+ * policy was built, but a strategy's result is known only now.
+ */
+function reattemptWaitMs(policy: ExceptionPolicy, attempt: number): number | null {
+  const { wait } = policy;
+  // A strategy function is called once, through a wrapper that keeps its result for the message.
+  let strategyResult: unknown;
+  const recording = typeof wait === 'function' ? (n: number) => (strategyResult = wait(n)) : wait;
+  const waitMs = backoffMs(recording, policy.jitter ?? 0, attempt);
+  const problem = waitMs === null ? null : dueTimeProblem(waitMs);
+  if (!problem) return waitMs;
+  const source =
+    typeof wait === 'function'
+      ? `backoff strategy ${formatValue(wait)} returned ${formatValue(strategyResult)} for reattempt ${attempt}`
+      : `wait ${formatValue(wait)} gives reattempt ${attempt} a delay of ${waitMs} ms`;
+  throw new StepConfigurationError(
+    `ExceptionPolicy ${source}, which ${problem}. ` +
+      'Cap the wait (or set maxReattempts) so that every reattempt falls due by then.',
+  );
 }
 
 /** The delay of reattempt number `attempt` (1-based), jitter added uniformly in [0, jitter × d). */

@@ -1,4 +1,5 @@
-import { formatValue, isDuration } from '../common/duration';
+import { formatValue, parseDurationOrNull } from '../common/duration';
+import { dueTimeProblem } from '../common/input-guards';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import type {
   DeclarativeExceptionPolicyOptions,
@@ -151,7 +152,9 @@ function normalizeMatchers(matching: ErrorMatcher | ErrorMatcher[] | undefined):
   const list = Array.isArray(matching) ? matching : [matching];
   // An empty list would silently make a blanket policy that catches every error.
   if (list.length === 0) {
-    throw policyError('matching is an empty array; list at least one error class or predicate, or leave matching out to apply to every error');
+    throw policyError(
+      'matching is an empty array; list at least one error class or predicate, or leave matching out to apply to every error',
+    );
   }
   for (const matcher of list) {
     if (typeof matcher !== 'function') {
@@ -173,13 +176,23 @@ function validateReport(report: ReportMode | undefined): ReportMode {
   return report;
 }
 
+/**
+ * A strategy is checked when it is used (`decide()`); a plain duration here, also against the
+ * last date the library stores: a reattempt `'500000 weeks'` from now would be due after
+ * 9999-12-31 (SPEC §16.1).
+ */
 function validateWait(wait: PolicyWait | undefined): PolicyWait | null {
   if (wait === undefined) return null;
   if (wait === 'exponential' || wait === 'polynomial' || typeof wait === 'function') return wait;
-  if (isDuration(wait)) return wait;
-  throw policyError(
-    `wait ${formatValue(wait)} is neither a duration nor a backoff strategy ('exponential', 'polynomial' or (attempt) => Duration)`,
-  );
+  const ms = parseDurationOrNull(wait);
+  if (ms === null) {
+    throw policyError(
+      `wait ${formatValue(wait)} is neither a duration nor a backoff strategy ('exponential', 'polynomial' or (attempt) => Duration)`,
+    );
+  }
+  const problem = dueTimeProblem(ms);
+  if (problem) throw policyError(`wait ${formatValue(wait)} ${problem}; use a shorter wait`);
+  return wait;
 }
 
 function validateJitter(jitter: number | undefined, wait: PolicyWait | null): number | null {

@@ -19,12 +19,18 @@ export function terminalTransition(
   return { state, outcome, [TIMESTAMP_OF[state]]: now, finishedAt: now };
 }
 
-/** The error as stored in `metadata.exception`. */
+/**
+ * The error as stored in `metadata.exception`: well-formed Unicode (see `wellFormedText`); NUL
+ * stays, JSON carries it escaped.
+ */
 export function exceptionInfo(error: Error): { class: string; message: string; backtrace: string[] } {
   return {
-    class: errorClassName(error),
-    message: error.message,
-    backtrace: (error.stack ?? '').split('\n').slice(1).map((line) => line.trim()),
+    class: wellFormedText(errorClassName(error)),
+    message: wellFormedText(error.message),
+    backtrace: wellFormedText(error.stack ?? '')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim()),
   };
 }
 
@@ -49,7 +55,25 @@ function errorClassName(error: Error): string {
   return ctorName && ctorName !== 'Error' ? ctorName : error.name;
 }
 
-/** Text columns refuse NUL on PostgreSQL: an error message carrying one must not fail the finalize. */
-function storableText(text: string): string {
-  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `text` as well-formed Unicode: each lone surrogate becomes U+FFFD, as
+ * `String.prototype.toWellFormed` does. An error's text cannot be refused, and a lone surrogate
+ * is no character any database keeps: MariaDB's JSON_VALID check rejects the JSON copy (the
+ * finalize would fail and leave the execution in progress), and SQLite returns three U+FFFD where
+ * PostgreSQL returns one. Replaced here, every database stores and returns the same text.
+ */
+export function wellFormedText(text: string): string {
+  return text.replace(LONE_SURROGATE, '\uFFFD');
+}
+
+/**
+ * Text for the error columns: well-formed (`wellFormedText`) and without NUL, which PostgreSQL
+ * text refuses (also U+FFFD), so that an error message carrying one cannot fail the finalize.
+ */
+export function storableText(text: string): string {
+  const wellFormed = wellFormedText(text);
+  return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '\uFFFD') : wellFormed;
 }

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
-import { formatValue, isDuration } from '../common/duration';
+import { waitProblem } from '../common/duration';
+import { describeValue, jsonDataProblem } from '../common/input-guards';
 import type { SignalEntity } from '../entities/signal.entity';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
@@ -27,13 +28,46 @@ export class StepContextImpl<Hero = unknown> implements StepContext<Hero> {
     readonly logger: LoggerService,
     private readonly resumable: boolean,
   ) {
-    this.userMetadata = { ...((stepExecution.metadata?.user as Record<string, unknown> | undefined) ?? {}) };
-    this.metadata = {
-      get: <T>(key: string) => this.userMetadata[key] as T | undefined,
-      set: (key: string, value: unknown) => {
-        this.userMetadata[key] = value;
-      },
+    this.userMetadata = {
+      ...((stepExecution.metadata?.user as Record<string, unknown> | undefined) ?? {}),
     };
+    this.metadata = {
+      get: <T>(key: string) =>
+        Object.prototype.hasOwnProperty.call(this.userMetadata, key)
+          ? (this.userMetadata[key] as T)
+          : undefined,
+      set: (key: string, value: unknown) => this.setUserMetadata(key, value),
+    };
+  }
+
+  /**
+   * `ctx.metadata.set()`: the value must be JSON data (see `jsonDataProblem`), checked here so that
+   * a bad one throws at the call, where the step's exception policy handles it, instead of failing
+   * the finalize (a BigInt) or being stored as something else (NaN as null). `undefined` removes
+   * the key, as JSON would leave it out. Any key is an own key (`'__proto__'` included).
+   */
+  private setUserMetadata(key: string, value: unknown): void {
+    if (typeof key !== 'string') {
+      throw new InvalidArgumentError(
+        `ctx.metadata.set(key, value) takes a string key, but got ${describeValue(key)}.`,
+      );
+    }
+    if (value === undefined) {
+      delete this.userMetadata[key];
+      return;
+    }
+    const problem = jsonDataProblem({ [key]: value }, 'metadata');
+    if (problem) {
+      throw new InvalidArgumentError(
+        `ctx.metadata.set() ${problem}. Step metadata is stored as JSON (step execution metadata.user): store plain data.`,
+      );
+    }
+    Object.defineProperty(this.userMetadata, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
 
   get stepName(): string {
@@ -67,7 +101,12 @@ export class StepContextImpl<Hero = unknown> implements StepContext<Hero> {
   }
 
   reattempt(options: ReattemptOptions = {}): never {
-    checkWait(options.wait, 'reattempt');
+    checkVerbOptions(options, 'reattempt', ['wait', 'rewind']);
+    if (options.rewind !== undefined && typeof options.rewind !== 'boolean') {
+      throw new InvalidArgumentError(
+        `ctx.reattempt({ rewind }) takes a boolean, but got ${describeValue(options.rewind)}.`,
+      );
+    }
     return this.stop({ action: 'reattempt', wait: options.wait, rewind: options.rewind === true });
   }
 
@@ -77,7 +116,7 @@ export class StepContextImpl<Hero = unknown> implements StepContext<Hero> {
         `ctx.suspend() can only be called from inside a @ResumableStep, but '${this.stepName}' is a plain @Step. Use ctx.reattempt({ wait }) instead.`,
       );
     }
-    checkWait(options.wait, 'suspend');
+    checkVerbOptions(options, 'suspend', ['wait']);
     return this.stop({ action: 'suspend', wait: options.wait });
   }
 
@@ -87,10 +126,25 @@ export class StepContextImpl<Hero = unknown> implements StepContext<Hero> {
   }
 }
 
-function checkWait(wait: unknown, verb: string): void {
-  if (wait !== undefined && !isDuration(wait)) {
+/**
+ * The options of `ctx.reattempt()`/`ctx.suspend()`: an object of the known keys whose `wait`, if
+ * any, is a duration ending by 9999-12-31 (see `waitProblem`). Thrown from the verb, before the
+ * request is recorded, so the step's exception policy handles it like any other error.
+ */
+function checkVerbOptions(options: unknown, verb: string, keys: string[]): void {
+  const shape = `{ ${keys.map((key) => `${key}?`).join(', ')} }`;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new InvalidArgumentError(
-      `ctx.${verb}({ wait }) takes a duration (ms or a string such as '30s'), but got ${formatValue(wait)}.`,
+      `ctx.${verb}() takes options ${shape}, but got ${describeValue(options)}.`,
     );
   }
+  const unknown = Object.keys(options).filter((key) => !keys.includes(key));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(
+      `ctx.${verb}() got unknown option(s) ${unknown.join(', ')}. Allowed: ${keys.join(', ')}.`,
+    );
+  }
+  const { wait } = options as { wait?: unknown };
+  const problem = wait === undefined ? null : waitProblem(wait);
+  if (problem) throw new InvalidArgumentError(`ctx.${verb}({ wait }) ${problem}.`);
 }

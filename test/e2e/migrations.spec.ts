@@ -1,6 +1,12 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { DataSource, QueryFailedError, type DataSourceOptions, type QueryRunner } from 'typeorm';
+import {
+  DataSource,
+  QueryFailedError,
+  TableColumn,
+  type DataSourceOptions,
+  type QueryRunner,
+} from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import {
   GENEVA_DRIVE_ENTITIES,
@@ -8,7 +14,11 @@ import {
   StepExecutionEntity,
   WorkflowEntity,
 } from '../../lib/entities';
-import { GENEVA_DRIVE_MIGRATIONS } from '../../lib/migrations';
+import {
+  GENEVA_DRIVE_MIGRATIONS,
+  GenevaDriveNoPadCollation1764400003000,
+} from '../../lib/migrations';
+import { mysqlEnsureCollation } from '../../lib/migrations/mysql-schema';
 import type { StepExecutionState, WorkflowState } from '../../lib/interfaces/states.interface';
 import { adaptMysqlJsonColumns } from '../../lib/adapters/typeorm/mysql-json-columns';
 import { mariadbConnection } from './support/database';
@@ -172,6 +182,10 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
     await saveWorkflow(ds, { heroId: 'Case-1' });
     await saveWorkflow(ds, { heroId: 'case-1' });
     await expect(saveWorkflow(ds, { heroId: 'case-1' })).rejects.toBeInstanceOf(QueryFailedError);
+    // Trailing spaces count (MariaDB/MySQL: a NO PAD collation, not utf8mb4_bin's PAD SPACE).
+    await saveWorkflow(ds, { heroId: 'case-1 ' });
+    await expect(saveWorkflow(ds, { heroId: 'case-1 ' })).rejects.toBeInstanceOf(QueryFailedError);
+    expect(await ds.getRepository(WorkflowEntity).countBy({ heroId: 'case-1' })).toBe(1);
   });
 
   it('lets allow_multiple and heroless workflows coexist', async () => {
@@ -212,8 +226,16 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
     );
     await repo.save(newSignal(ds, workflow.id, null));
     await repo.save(newSignal(ds, workflow.id, null));
-    // Keys compare exactly (MariaDB tables use a binary collation, not a case-insensitive one).
+    // Keys compare exactly: case and trailing spaces count (MariaDB tables use a NO PAD binary
+    // collation, neither a case-insensitive one nor utf8mb4_bin, for which 'evt-1' = 'evt-1 ').
     await repo.save(newSignal(ds, workflow.id, 'EVT-1'));
+    await repo.save(newSignal(ds, workflow.id, 'evt-1 '));
+    await expect(repo.save(newSignal(ds, workflow.id, 'evt-1 '))).rejects.toBeInstanceOf(
+      QueryFailedError,
+    );
+    expect(await repo.countBy({ workflowId: workflow.id, idempotencyKey: 'evt-1' })).toBe(1);
+    // Gone again, so that the MariaDB suite's down() (back to PAD SPACE) finds no such pair.
+    await repo.delete({ workflowId: workflow.id, idempotencyKey: 'evt-1 ' });
   });
 
   if (foreignKeys) {
@@ -318,10 +340,15 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
   });
 }
 
-/** Undoes the three migrations one by one, checking what each leaves behind, then re-applies them. */
+/** Undoes the four migrations one by one, checking what each leaves behind, then re-applies them. */
 async function undoAllAndRedo(ds: DataSource): Promise<void> {
   const has = (table: string, column?: string): Promise<boolean> =>
     withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
+
+  // The collation migration changes collations only (MariaDB/MySQL; see its own suite below).
+  await ds.undoLastMigration();
+  expect(await has('geneva_drive_signals')).toBe(true);
+  expect(await has('geneva_drive_step_executions', 'signal_id')).toBe(true);
 
   await ds.undoLastMigration();
   expect(await has('geneva_drive_signals')).toBe(false);
@@ -345,12 +372,13 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are three TypeORM-valid classes in order base, resumable, signals', () => {
+  it('are four TypeORM-valid classes in order base, resumable, signals, NO PAD collation', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
-    expect(names).toHaveLength(3);
+    expect(names).toHaveLength(4);
     expect(names[0]).toMatch(/^GenevaDriveBaseSchema\d{13}$/);
     expect(names[1]).toMatch(/^GenevaDriveResumableSteps\d{13}$/);
     expect(names[2]).toMatch(/^GenevaDriveSignals\d{13}$/);
+    expect(names[3]).toMatch(/^GenevaDriveNoPadCollation\d{13}$/);
     const stamps = names.map((name) => Number(name.slice(-13)));
     expect([...stamps].sort((a, b) => a - b)).toEqual(stamps);
     GENEVA_DRIVE_MIGRATIONS.forEach((Migration, i) => expect(Migration.name).toBe(names[i]));
@@ -378,7 +406,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     await adminQuery(`CREATE SCHEMA "${schema}"`);
     ds = await new DataSource(options).initialize();
     const applied = await ds.runMigrations();
-    expect(applied).toHaveLength(3);
+    expect(applied).toHaveLength(GENEVA_DRIVE_MIGRATIONS.length);
   });
 
   afterAll(async () => {
@@ -497,7 +525,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     });
   });
 
-  it('undoes all three migrations and applies them again', async () => {
+  it('undoes all four migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const leftovers = await ds.query<Array<{ indexname: string }>>(
       `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
@@ -530,7 +558,7 @@ describeOn('postgres')('migrations on PostgreSQL (schema from search_path only)'
   });
 
   it('lands every table and index in the search_path schema', async () => {
-    expect(await ds.runMigrations()).toHaveLength(3);
+    expect(await ds.runMigrations()).toHaveLength(GENEVA_DRIVE_MIGRATIONS.length);
     const tables = await ds.query<Array<{ table_schema: string }>>(
       `SELECT DISTINCT table_schema FROM information_schema.tables WHERE table_name LIKE 'geneva_drive_%' AND table_schema IN ($1, 'public')`,
       [schema],
@@ -542,6 +570,168 @@ describeOn('postgres')('migrations on PostgreSQL (schema from search_path only)'
     );
     expect(unique).toHaveLength(1);
     await undoAllAndRedo(ds);
+  });
+});
+
+/** A PostgreSQL data source whose search_path is the one schema `quotedSchema` names. */
+function searchPathDataSource(quotedSchema: string): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    host: PG.host,
+    port: PG.port,
+    username: PG.username,
+    database: PG.database,
+    // The server splits `options` on unescaped spaces.
+    extra: { options: `-c search_path=${quotedSchema.replace(/ /g, '\\ ')}` },
+    entities: GENEVA_DRIVE_ENTITIES,
+    migrations: GENEVA_DRIVE_MIGRATIONS,
+  });
+}
+
+// SPEC §16.1: a schema name from configuration is quoted, never pasted. PostgreSQL only: it is
+// the family whose tables live in a configured schema (MariaDB/MySQL address the DataSource's
+// database, SQLite has no schemas), so the other e2e runs skip these suites. The schema reaches
+// the migrations as the connection's search_path. The name has what TypeORM 0.3 survives: it
+// splits table paths on dots, and pastes a schema between quotes unescaped into its own DDL and
+// catalog queries (a DataSource `schema` unlike the search_path even into every table path).
+describeOn('postgres')('migrations on PostgreSQL (odd schema name: spaces, backtick)', () => {
+  const schema = `gd odd schema; -- \`x\` ✓ ${randomBytes(4).toString('hex')}`;
+  // Quoted by hand, independently of quoteIdentifier (test/unit/sql-identifiers.spec.ts).
+  const quotedSchema = `"${schema}"`;
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    await adminQuery(`CREATE SCHEMA ${quotedSchema}`);
+    ds = await searchPathDataSource(quotedSchema).initialize();
+  });
+
+  afterAll(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+    await adminQuery(`DROP SCHEMA IF EXISTS ${quotedSchema} CASCADE`);
+  });
+
+  it('creates every table and index in that schema, and undoes them there', async () => {
+    const [{ current }] = await ds.query<Array<{ current: string }>>(
+      'SELECT current_schema() AS current',
+    );
+    expect(current).toBe(schema);
+    expect(await ds.runMigrations()).toHaveLength(GENEVA_DRIVE_MIGRATIONS.length);
+
+    const tables = await ds.query<Array<{ table_schema: string; table_name: string }>>(
+      `SELECT table_schema, table_name FROM information_schema.tables
+        WHERE table_name LIKE 'geneva_drive_%' AND table_schema IN ($1, 'public')`,
+      [schema],
+    );
+    expect(tables.map((row) => `${row.table_schema}.${row.table_name}`).sort()).toEqual(
+      TABLES.map((table) => `${schema}.${table}`).sort(),
+    );
+    const indexes = await ds.query<Array<{ indexname: string; indexdef: string }>>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'index_geneva_drive_%'`,
+      [schema],
+    );
+    expect(indexes).toHaveLength(14);
+    expect(
+      indexes.find((row) => row.indexname === 'index_geneva_drive_workflows_unique_ongoing')
+        ?.indexdef,
+    ).toMatch(
+      /^CREATE UNIQUE INDEX .* WHERE .*'finished'.*'canceled'.* \(allow_multiple = false\)\)$/,
+    );
+
+    // The partial unique index, written with quoted column names, enforces its rule there.
+    await saveWorkflow(ds, { heroId: 'odd-1' });
+    await expect(saveWorkflow(ds, { heroId: 'odd-1' })).rejects.toBeInstanceOf(QueryFailedError);
+
+    await undoAllAndRedo(ds);
+  });
+});
+
+// The same with a double quote in the name: TypeORM 0.3 itself cannot work in such a schema. Its
+// PostgreSQL getTable() casts '"' || table_schema || '"."' || table_name || '"' to regclass (and
+// dropIndex, hasTable paste the schema between quotes) without doubling the quote, so every
+// TypeORM schema helper the migrations use fails there with "invalid name syntax". This pins that
+// the run fails cleanly (one transaction, nothing left behind); when TypeORM (or raw-SQL guards on
+// PostgreSQL, as on MariaDB) lifts the limitation, it should assert the tables instead.
+describeOn('postgres')('migrations on PostgreSQL (schema name with a double quote)', () => {
+  const schema = `gd "odd" schema ${randomBytes(4).toString('hex')}`;
+  const quotedSchema = `"${schema.replace(/"/g, '""')}"`;
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    await adminQuery(`CREATE SCHEMA ${quotedSchema}`);
+    ds = await searchPathDataSource(quotedSchema).initialize();
+  });
+
+  afterAll(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+    await adminQuery(`DROP SCHEMA IF EXISTS ${quotedSchema} CASCADE`);
+  });
+
+  it("fails in TypeORM's getTable() and leaves no table behind", async () => {
+    const [{ current }] = await ds.query<Array<{ current: string }>>(
+      'SELECT current_schema() AS current',
+    );
+    expect(current).toBe(schema);
+    await expect(ds.runMigrations()).rejects.toThrow(/invalid name syntax/);
+    const tables = await ds.query<Array<{ table_name: string }>>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1`,
+      [schema],
+    );
+    expect(tables).toEqual([{ table_name: 'migrations' }]);
+  });
+});
+
+// The same for a MariaDB database name with a backtick, a space and SQL punctuation: every table
+// path of the MariaDB migrations is quoted by quoteTable. The up()/down() methods run on a query
+// runner, without runMigrations(): TypeORM 0.3 pastes the database name between backticks
+// unescaped when it creates its own `migrations` table.
+describeOn('mariadb')('migrations on MariaDB (database named with a backtick and spaces)', () => {
+  const database = `gd \`odd\` db; -- ✓ ${randomBytes(4).toString('hex')}`;
+  // Quoted by hand, independently of quoteTable (test/unit/sql-identifiers.spec.ts).
+  const quotedDatabase = `\`${database.replace(/`/g, '``')}\``;
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    await mariadbAdminQuery(`CREATE DATABASE ${quotedDatabase} CHARACTER SET utf8mb4`);
+    ds = await new DataSource({
+      ...mariadbConnection,
+      database,
+      entities: GENEVA_DRIVE_ENTITIES,
+    }).initialize();
+  });
+
+  afterAll(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+    await mariadbAdminQuery(`DROP DATABASE IF EXISTS ${quotedDatabase}`);
+  });
+
+  it('creates the tables, keys and indexes in that database, and drops them there', async () => {
+    const tablesIn = async (): Promise<string[]> =>
+      (
+        await ds.query<Array<{ name: string }>>(
+          'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
+          [database],
+        )
+      )
+        .map((row) => row.name)
+        .sort();
+    await rerunAllUps(ds);
+    await rerunAllUps(ds);
+    expect(await tablesIn()).toEqual([...TABLES].sort());
+    const indexes = await ds.query<unknown[]>(
+      `SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS
+        WHERE TABLE_SCHEMA = ? AND INDEX_NAME LIKE 'index\\_geneva\\_drive\\_%'`,
+      [database],
+    );
+    expect(indexes).toHaveLength(14);
+    await saveWorkflow(ds, { heroId: 'odd-1' });
+    await expect(saveWorkflow(ds, { heroId: 'odd-1' })).rejects.toBeInstanceOf(QueryFailedError);
+
+    await withQueryRunner(ds, async (qr) => {
+      for (const Migration of [...GENEVA_DRIVE_MIGRATIONS].reverse()) {
+        await new Migration().down(qr);
+      }
+    });
+    expect(await tablesIn()).toEqual([]);
   });
 });
 
@@ -577,7 +767,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
       entities: GENEVA_DRIVE_ENTITIES,
       migrations: GENEVA_DRIVE_MIGRATIONS,
     }).initialize();
-    expect(await ds.runMigrations()).toHaveLength(3);
+    expect(await ds.runMigrations()).toHaveLength(GENEVA_DRIVE_MIGRATIONS.length);
     // What GenevaDriveModule does at boot: JSON columns decoded exactly once (see the round trip).
     await adaptMysqlJsonColumns(ds, { resumable: true, signals: true });
   });
@@ -594,7 +784,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
       [database],
     );
     expect(tables.map((row) => row.name)).toEqual([...TABLES].sort());
-    expect(new Set(tables.map((row) => row.collation))).toEqual(new Set(['utf8mb4_bin']));
+    expect(new Set(tables.map((row) => row.collation))).toEqual(new Set(['utf8mb4_nopad_bin']));
 
     const generated = [
       ...(await columns('geneva_drive_workflows')),
@@ -688,7 +878,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(QueryFailedError);
   });
 
-  it('undoes all three migrations and applies them again', async () => {
+  it('undoes all four migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const tables = await ds.query<Array<{ name: string }>>(
       'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -696,6 +886,203 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     );
     // No typeorm_metadata: the generated columns are plain SQL, unknown to TypeORM's bookkeeping.
     expect(tables.map((row) => row.name).sort()).toEqual(['migrations', ...TABLES].sort());
+  });
+});
+
+// GenevaDriveNoPadCollation1764400003000 (MariaDB/MySQL only: PostgreSQL and SQLite compare text
+// exactly and the migration does nothing there, so the other e2e runs skip this suite; their
+// describeConstraints above pin the same trailing-space rules). utf8mb4_bin is PAD SPACE: 'a' and
+// 'a ' are equal to it, in lookups and in unique indexes. The old schema is what down() restores.
+describeOn('mariadb')('migrations on MariaDB (NO PAD collation of the text columns)', () => {
+  const database = `gd_nopad_${randomBytes(4).toString('hex')}`;
+  const migration = new GenevaDriveNoPadCollation1764400003000();
+  let ds: DataSource;
+
+  /** Everything information_schema says about the library's tables, collations apart or not. */
+  const catalog = async ({ withCollations }: { withCollations: boolean }) => {
+    const select = (sql: string) => ds.query<Array<Record<string, unknown>>>(sql, [database]);
+    const tables = await select(
+      `SELECT TABLE_NAME AS tableName, TABLE_COLLATION AS collation FROM information_schema.TABLES
+        WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'geneva\\_drive\\_%' ORDER BY TABLE_NAME`,
+    );
+    const columns = await select(
+      `SELECT TABLE_NAME AS tableName, COLUMN_NAME AS name, ORDINAL_POSITION AS position,
+              COLUMN_TYPE AS columnType, IS_NULLABLE AS nullable, COLUMN_DEFAULT AS columnDefault,
+              CHARACTER_SET_NAME AS charset, COLLATION_NAME AS collation, EXTRA AS extra,
+              GENERATION_EXPRESSION AS expression
+         FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME, ORDINAL_POSITION`,
+    );
+    const indexes = await select(
+      `SELECT TABLE_NAME AS tableName, INDEX_NAME AS name, NON_UNIQUE AS nonUnique,
+              SEQ_IN_INDEX AS seq, COLUMN_NAME AS columnName
+         FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ?
+        ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`,
+    );
+    const checks = await select(
+      `SELECT TABLE_NAME AS tableName, CHECK_CLAUSE AS clause FROM information_schema.CHECK_CONSTRAINTS
+        WHERE CONSTRAINT_SCHEMA = ? ORDER BY TABLE_NAME, CONSTRAINT_NAME`,
+    );
+    const strip = (rows: Array<Record<string, unknown>>) =>
+      withCollations ? rows : rows.map(({ collation: _collation, ...rest }) => rest);
+    return { tables: strip(tables), columns: strip(columns), indexes, checks };
+  };
+
+  /** `table.column` → collation, for every column that has one. */
+  const collations = async (): Promise<Record<string, string>> => {
+    const rows = await ds.query<Array<{ tableName: string; name: string; collation: string }>>(
+      `SELECT TABLE_NAME AS tableName, COLUMN_NAME AS name, COLLATION_NAME AS collation
+         FROM information_schema.COLUMNS
+        WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'geneva\\_drive\\_%' AND COLLATION_NAME IS NOT NULL`,
+      [database],
+    );
+    return Object.fromEntries(rows.map((row) => [`${row.tableName}.${row.name}`, row.collation]));
+  };
+  const tableCollations = async (): Promise<string[]> =>
+    (
+      await ds.query<Array<{ collation: string }>>(
+        `SELECT TABLE_COLLATION AS collation FROM information_schema.TABLES
+          WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'geneva\\_drive\\_%'`,
+        [database],
+      )
+    ).map((row) => row.collation);
+
+  const JSON_COLUMNS = [
+    'geneva_drive_workflows.metadata',
+    'geneva_drive_step_executions.metadata',
+    'geneva_drive_step_executions.cursor',
+    'geneva_drive_signals.payload',
+  ];
+
+  const clearTables = async () => {
+    for (const table of [...TABLES].reverse()) await ds.query(`DELETE FROM \`${table}\``);
+  };
+
+  /** The rows a PAD SPACE collation confuses: keys and hero ids that differ by trailing spaces. */
+  const expectTrailingSpacesDistinct = async () => {
+    const signals = ds.getRepository(SignalEntity);
+    const executions = ds.getRepository(StepExecutionEntity);
+    // The ongoing-per-hero key (stored generated column) and the hero index.
+    const twin = await saveWorkflow(ds, { heroId: 'twin' });
+    const twinSpaced = await saveWorkflow(ds, { heroId: 'twin ' });
+    await expect(saveWorkflow(ds, { heroId: 'twin ' })).rejects.toBeInstanceOf(QueryFailedError);
+    await expect(saveWorkflow(ds, { heroId: 'twin' })).rejects.toBeInstanceOf(QueryFailedError);
+    expect(
+      (await ds.getRepository(WorkflowEntity).findBy({ heroType: 'Order', heroId: 'twin' })).map(
+        (w) => w.id,
+      ),
+    ).toEqual([twin.id]);
+    expect(
+      (await ds.getRepository(WorkflowEntity).findBy({ heroId: 'twin ' })).map((w) => w.id),
+    ).toEqual([twinSpaced.id]);
+    expect(await ds.getRepository(WorkflowEntity).countBy({ type: 'OrderWorkflow ' })).toBe(0);
+    // The signal dedupe index and the duplicate-signal lookup.
+    await signals.save(newSignal(ds, twin.id, 'a'));
+    await signals.save(newSignal(ds, twin.id, 'a '));
+    await expect(signals.save(newSignal(ds, twin.id, 'a '))).rejects.toBeInstanceOf(
+      QueryFailedError,
+    );
+    expect(
+      (await signals.findBy({ workflowId: twin.id, name: 'paid', idempotencyKey: 'a' })).map(
+        (signal) => signal.idempotencyKey,
+      ),
+    ).toEqual(['a']);
+    expect(await signals.countBy({ workflowId: twin.id, name: 'paid ' })).toBe(0);
+    // The one-active-execution key (stored generated column), step names in lookups.
+    await executions.save(newExecution(ds, twin.id, 'scheduled', { stepName: 'reserve ' }));
+    await expect(executions.save(newExecution(ds, twin.id, 'in_progress'))).rejects.toBeInstanceOf(
+      QueryFailedError,
+    );
+    expect(await executions.countBy({ workflowId: twin.id, stepName: 'reserve' })).toBe(0);
+    expect(await executions.countBy({ workflowId: twinSpaced.id })).toBe(0);
+  };
+
+  beforeAll(async () => {
+    await mariadbAdminQuery(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4`);
+    ds = await new DataSource({
+      ...mariadbConnection,
+      database,
+      entities: GENEVA_DRIVE_ENTITIES,
+      migrations: GENEVA_DRIVE_MIGRATIONS,
+    }).initialize();
+    expect(await ds.runMigrations()).toHaveLength(GENEVA_DRIVE_MIGRATIONS.length);
+    await adaptMysqlJsonColumns(ds, { resumable: true, signals: true });
+  });
+
+  afterAll(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+    await mariadbAdminQuery(`DROP DATABASE IF EXISTS \`${database}\``);
+  });
+
+  afterEach(clearTables);
+
+  it('creates every text column and table NO PAD (utf8mb4_nopad_bin); JSON stays utf8mb4_bin', async () => {
+    const found = await collations();
+    expect(Object.keys(found).length).toBeGreaterThan(JSON_COLUMNS.length);
+    for (const [column, collation] of Object.entries(found)) {
+      expect([column, collation]).toEqual([
+        column,
+        JSON_COLUMNS.includes(column) ? 'utf8mb4_bin' : 'utf8mb4_nopad_bin',
+      ]);
+    }
+    expect(new Set(await tableCollations())).toEqual(new Set(['utf8mb4_nopad_bin']));
+  });
+
+  it("keeps 'a' and 'a ' apart in the unique keys, the dedupe index and lookups", async () => {
+    await expectTrailingSpacesDistinct();
+  });
+
+  it('converts a utf8mb4_bin schema (what down() restores) to the one a new install gets', async () => {
+    const fresh = await catalog({ withCollations: true });
+    // Re-running up() over a converted schema changes nothing.
+    await withQueryRunner(ds, (qr) => migration.up(qr));
+    expect(await catalog({ withCollations: true })).toEqual(fresh);
+
+    await withQueryRunner(ds, (qr) => migration.down(qr));
+    // The old schema: every text column and table utf8mb4_bin, nothing else changed.
+    expect(new Set(Object.values(await collations()))).toEqual(new Set(['utf8mb4_bin']));
+    expect(new Set(await tableCollations())).toEqual(new Set(['utf8mb4_bin']));
+    const old = await catalog({ withCollations: false });
+    expect(old.columns).toEqual(fresh.columns.map(({ collation: _collation, ...rest }) => rest));
+    expect([old.indexes, old.checks]).toEqual([fresh.indexes, fresh.checks]);
+    // Under PAD SPACE the bug is back: 'a ' is taken for 'a'.
+    const workflow = await saveWorkflow(ds, { heroId: 'pad-1' });
+    await ds.getRepository(SignalEntity).save(newSignal(ds, workflow.id, 'a'));
+    await expect(
+      ds.getRepository(SignalEntity).save(newSignal(ds, workflow.id, 'a ')),
+    ).rejects.toBeInstanceOf(QueryFailedError);
+    await clearTables();
+
+    // A schema that is partly NO PAD (a table's default and one column: no stored generated
+    // column uses step_name, so it can change alone) is completed by up().
+    await withQueryRunner(ds, (qr) =>
+      mysqlEnsureCollation(
+        qr,
+        'geneva_drive_step_executions',
+        [new TableColumn({ name: 'step_name', type: 'varchar', length: '255' })],
+        'utf8mb4_nopad_bin',
+      ),
+    );
+    expect((await collations())['geneva_drive_step_executions.step_name']).toBe(
+      'utf8mb4_nopad_bin',
+    );
+    expect((await collations())['geneva_drive_step_executions.state']).toBe('utf8mb4_bin');
+    await withQueryRunner(ds, (qr) => migration.up(qr));
+    expect(await catalog({ withCollations: true })).toEqual(fresh);
+    await withQueryRunner(ds, (qr) => migration.up(qr));
+    expect(await catalog({ withCollations: true })).toEqual(fresh);
+    await expectTrailingSpacesDistinct();
+    expect(await ds.runMigrations()).toEqual([]);
+  });
+
+  it("down() refuses while 'a' and 'a ' share a unique index, and changes nothing", async () => {
+    const fresh = await catalog({ withCollations: true });
+    const workflow = await saveWorkflow(ds, { heroId: 'refuse-1' });
+    await ds.getRepository(SignalEntity).save(newSignal(ds, workflow.id, 'a'));
+    await ds.getRepository(SignalEntity).save(newSignal(ds, workflow.id, 'a '));
+    await expect(withQueryRunner(ds, (qr) => migration.down(qr))).rejects.toThrow(
+      /Duplicate entry/,
+    );
+    expect(await catalog({ withCollations: true })).toEqual(fresh);
   });
 });
 
@@ -709,7 +1096,7 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
       entities: GENEVA_DRIVE_ENTITIES,
       migrations: GENEVA_DRIVE_MIGRATIONS,
     }).initialize();
-    expect(await ds.runMigrations()).toHaveLength(3);
+    expect(await ds.runMigrations()).toHaveLength(GENEVA_DRIVE_MIGRATIONS.length);
   });
 
   afterAll(async () => {
@@ -732,7 +1119,7 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
 
   describeConstraints(() => ds, { foreignKeys: true });
 
-  it('undoes all three migrations and applies them again', async () => {
+  it('undoes all four migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const rows = await ds.query<Array<{ name: string }>>(
       `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,

@@ -131,6 +131,31 @@ describe(`bad resumable cursors: typed error, bad value never written (${testDat
       /skipTo\(\{ wait \}\) takes a duration .* but got 'soon'/,
     ),
     invalid(
+      'set(a Date after 9999)',
+      setTo({ at: new Date(Date.parse('9999-12-31T23:59:59.999Z') + 1) }),
+      /set\(\) cursor\.at is Date\(\+010000-01-01T00:00:00\.000Z\), outside years 1–9999/,
+    ),
+    invalid(
+      'set(a Date BC)',
+      setTo(new Date('-000001-01-01T00:00:00.000Z')),
+      /set\(\) cursor is Date\(-000001-01-01T00:00:00\.000Z\), outside years 1–9999/,
+    ),
+    invalid(
+      'skipTo(2, { wait: "500000 weeks" }), due after 9999',
+      afterOne((iter) => iter.skipTo(2, { wait: '500000 weeks' })),
+      /skipTo\(\{ wait \}\) is '500000 weeks', which would make the step due on \+\d{6}-.*, after 9999-12-31T23:59:59\.999Z/,
+    ),
+    invalid(
+      'skipTo(2, { wait: 1e300 })',
+      afterOne((iter) => iter.skipTo(2, { wait: 1e300 })),
+      /skipTo\(\{ wait \}\) is 1e\+300, which would make the step due beyond the range of a JavaScript Date/,
+    ),
+    invalid(
+      'skipTo(2, { delay: "1h" }), a misspelt option',
+      afterOne((iter) => iter.skipTo(2, { delay: '1h' } as never)),
+      /skipTo\(\) got unknown option\(s\) delay\. Allowed: wait\./,
+    ),
+    invalid(
       'skipTo(2, "1h")',
       afterOne((iter) => iter.skipTo(2, '1h' as never)),
       /skipTo\(\) takes options \{ wait\? \}, but got '1h'/,

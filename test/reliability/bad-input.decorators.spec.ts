@@ -164,6 +164,16 @@ const WORKFLOW_OPTIONS: DecoratorCase[] = [
     /queue: 'a:b'/,
   ),
   c(
+    'stepJobOptions: { waitUntil: a Date in year 10000 }',
+    () => workflowWith({ stepJobOptions: { waitUntil: new Date('+010000-01-01T00:00:00Z') } }),
+    /@Workflow stepJobOptions has invalid job option value\(s\): waitUntil: Date\(\+010000-01-01T00:00:00\.000Z\) \(outside years 1–9999/,
+  ),
+  c(
+    'stepJobOptions: { wait: "500000 weeks" }',
+    () => workflowWith({ stepJobOptions: { wait: '500000 weeks' } }),
+    /@Workflow stepJobOptions has invalid job option value\(s\): wait: '500000 weeks' \(would make the step due on \+\d{6}-.*after 9999-12-31T23:59:59\.999Z/,
+  ),
+  c(
     'stepJobOptions: "fast"',
     () => workflowWith({ stepJobOptions: 'fast' }),
     /@Workflow stepJobOptions must be an object/,
@@ -223,6 +233,16 @@ const STEP_OPTIONS: DecoratorCase[] = [
     'wait: "7200" (a bare number string)',
     () => stepWith({ wait: '7200' }),
     /to wait for a signal, use waitFor/,
+  ),
+  c(
+    'wait: "500000 weeks" (due after 9999-12-31)',
+    () => stepWith({ wait: '500000 weeks' }),
+    /Workflow Stepped, step 's': has wait '500000 weeks', which would make the step due on \+\d{6}-.*, after 9999-12-31T23:59:59\.999Z: the library stores dates from 0001-01-01 to 9999-12-31 \(UTC\) only\. Use a shorter wait\./,
+  ),
+  c(
+    'wait: 1e20 (ms, beyond a Date)',
+    () => stepWith({ wait: 1e20 }),
+    /step 's': has wait 100000000000000000000, which would make the step due beyond the range of a JavaScript Date/,
   ),
   c('wait: -1', () => stepWith({ wait: -1 }), /has invalid wait -1/),
   c('wait: NaN', () => stepWith({ wait: NaN }), /has invalid wait/),
@@ -335,12 +355,32 @@ const STEP_OPTIONS: DecoratorCase[] = [
     () => stepWith({ jobOptions: { waitUntil: 'tomorrow' } }),
     /waitUntil: 'tomorrow'/,
   ),
+  c(
+    'jobOptions: { waitUntil: a Date in year 10000 }',
+    () => stepWith({ jobOptions: { waitUntil: new Date('+010000-01-01T00:00:00Z') } }),
+    /step 's': jobOptions has invalid job option value\(s\): waitUntil: Date\(\+010000-01-01T00:00:00\.000Z\) \(outside years 1–9999/,
+  ),
+  c(
+    'jobOptions: { waitUntil: a Date in year 0 }',
+    () => stepWith({ jobOptions: { waitUntil: new Date('0000-06-01T00:00:00Z') } }),
+    /step 's': jobOptions has invalid job option value\(s\): waitUntil: Date\(0000-06-01T00:00:00\.000Z\) \(outside years 1–9999/,
+  ),
+  c(
+    'jobOptions: { wait: "500000 weeks" }',
+    () => stepWith({ jobOptions: { wait: '500000 weeks' } }),
+    /step 's': jobOptions has invalid job option value\(s\): wait: '500000 weeks' \(would make the step due on \+\d{6}-/,
+  ),
   c('repeat: "3"', () => stepWith({ repeat: '3' }), /has invalid repeat '3'/),
   c('repeat: { times: 0 }', () => stepWith({ repeat: { times: 0 } }), /has invalid repeat.times 0/),
   c(
     'repeat: { times: 2, every: "soon" }',
     () => stepWith({ repeat: { times: 2, every: 'soon' } }),
     /has invalid repeat.every 'soon'/,
+  ),
+  c(
+    'repeat: { times: 2, every: "500000 weeks" }',
+    () => stepWith({ repeat: { times: 2, every: '500000 weeks' } }),
+    /step 's': has repeat\.every '500000 weeks', which would make the step due on \+\d{6}-.*after 9999-12-31T23:59:59\.999Z.*Use a shorter repeat\.every\./,
   ),
   c(
     'repeat: { times: 2, evry: "1m" }',
@@ -545,6 +585,11 @@ describe('new ExceptionPolicy(...) and new SignalMatcher(...) throw StepConfigur
       'wait: -5',
       () => new ExceptionPolicy('reattempt', { wait: -5 }),
       /wait -5 is neither a duration/,
+    ],
+    [
+      'wait: "500000 weeks" (due after 9999-12-31)',
+      () => new ExceptionPolicy('reattempt', { wait: '500000 weeks' }),
+      /^ExceptionPolicy wait '500000 weeks' would make the step due on \+\d{6}-.*, after 9999-12-31T23:59:59\.999Z: the library stores dates from 0001-01-01 to 9999-12-31 \(UTC\) only; use a shorter wait\.$/,
     ],
     [
       'jitter without a strategy',

@@ -42,6 +42,37 @@ import {
  * and after every case.
  */
 const MAX_PAYLOAD = 4096;
+
+/**
+ * SPEC §16.1: Dates outside years 1–9999, and values JSON would store as something else (boxed
+ * NaN, an object without own fields), refused wherever JSON is expected. Each row's message
+ * follows the value's path.
+ */
+const OUT_OF_RANGE_VALUES: Array<[label: string, value: unknown, message: RegExp]> = [
+  [
+    'a Date after 9999',
+    new Date(Date.parse('9999-12-31T23:59:59.999Z') + 1),
+    /is Date\(\+010000-01-01T00:00:00\.000Z\), outside years 1–9999: the library stores dates from 0001-01-01 to 9999-12-31 \(UTC\) only/,
+  ],
+  [
+    'a Date in year 0',
+    new Date('0000-06-01T00:00:00.000Z'),
+    /is Date\(0000-06-01T00:00:00\.000Z\), outside years 1–9999/,
+  ],
+  [
+    'a Date BC',
+    new Date('-002000-01-01T00:00:00.000Z'),
+    /is Date\(-002000-01-01T00:00:00\.000Z\), outside years 1–9999/,
+  ],
+  ['a boxed NaN', new Number(NaN), /is NaN, which JSON cannot represent/],
+  ['a boxed BigInt', Object(5n), /is a BigInt \(5n\)/],
+  ['a WeakRef', new WeakRef({}), /is a WeakRef, which JSON cannot represent/],
+  [
+    'a URLSearchParams',
+    new URLSearchParams('a=1'),
+    /is a URLSearchParams instance without a single own enumerable field, which JSON would store as \{\}/,
+  ],
+];
 const log = new CheckLog(`bad input to WorkflowService (${testDatabaseLabel} + BullMQ)`);
 
 /** A class that is not a workflow. */
@@ -439,6 +470,12 @@ describe(`bad input to WorkflowService: typed errors, nothing written (${testDat
         /contains a NUL character/,
       ),
       bad(
+        'hero: { id: 2 ** 53 } (no longer exact)',
+        () => service.start(IdleOrderWorkflow, { hero: { id: 2 ** 53 } }),
+        InvalidArgumentError,
+        /primary key \(id\) that is 9007199254740992, an integer beyond Number\.MAX_SAFE_INTEGER, so it is no longer exact/,
+      ),
+      bad(
         'hero: a string key with a lone surrogate',
         () => service.start(CouponWorkflow, { hero: { code: 'a\uDC00' } }),
         InvalidArgumentError,
@@ -476,6 +513,11 @@ describe(`bad input to WorkflowService: typed errors, nothing written (${testDat
           /metadata.note contains a lone UTF-16 surrogate/,
         ],
         ['nesting 100 000 levels deep', { deep: deeplyNested(100_000) }, /nested too deeply/],
+        ...OUT_OF_RANGE_VALUES.map(([label, value, message]): [string, unknown, RegExp] => [
+          label,
+          { value },
+          new RegExp(`metadata\\.value ${message.source}`),
+        ]),
       ] as Array<[string, unknown, RegExp]>
     ).map(([label, value, message]) =>
       bad(
@@ -609,6 +651,11 @@ describe(`bad input to WorkflowService: typed errors, nothing written (${testDat
             /payload\["odd key"\] is a BigInt/,
           ],
           ['nesting 100 000 levels deep', deeplyNested(100_000), /nested too deeply/],
+          ...OUT_OF_RANGE_VALUES.map(([label, value, message]): [string, unknown, RegExp] => [
+            label,
+            { value },
+            new RegExp(`payload\\.value ${message.source}`),
+          ]),
           [
             'a lone surrogate in a string',
             { note: 'ok\uD800' },
@@ -1058,6 +1105,24 @@ describe(`bad input to WorkflowService: typed errors, nothing written (${testDat
       expect((await service.find(upper))?.id).toBe(seeds.ready.id);
       expect(await service.currentExecution(upper)).not.toBeNull();
       log.record('accepted', 'an upper-case UUID', 'finds the workflow');
+    });
+
+    it('Dates on the first and last storable millisecond round-trip through metadata and payloads (as ISO strings)', async () => {
+      const edges = {
+        first: new Date('0001-01-01T00:00:00.000Z'),
+        last: new Date('9999-12-31T23:59:59.999Z'),
+      };
+      const stored = { first: '0001-01-01T00:00:00.000Z', last: '9999-12-31T23:59:59.999Z' };
+      const workflow = await service.start(IdleOrderWorkflow, {
+        hero: orders.spare,
+        metadata: edges,
+      });
+      expect((await service.find(workflow.id))?.metadata).toStrictEqual(stored);
+      const signal = await service.signal(seeds.paused, 'edges', { payload: edges });
+      const [row] = (await service.signals(seeds.paused)).filter((r) => r.id === signal.id);
+      expect(row.payload).toStrictEqual(stored);
+      await service.cancel(workflow);
+      log.record('accepted', 'Dates in years 1 and 9999', 'stored as their ISO strings');
     });
 
     it('undefined object properties in metadata are left out, as JSON.stringify does', async () => {

@@ -1,9 +1,15 @@
 import type { LoggerService } from '@nestjs/common';
-import { ExceptionPolicy, StepExecutionEntity, WorkflowEntity } from '../../lib';
+import {
+  ExceptionPolicy,
+  StepConfigurationError,
+  StepExecutionEntity,
+  WorkflowEntity,
+} from '../../lib';
 import type { ExceptionAction, StepContext } from '../../lib';
 import { StepCollection } from '../../lib/discovery/step-collection';
 import type { StepDefinition } from '../../lib/discovery/step-definition.interface';
 import type { WorkflowDefinition } from '../../lib/discovery/workflow-definition.interface';
+import { MAX_STORED_TIME } from '../../lib/common/input-guards';
 import {
   backoffMs,
   consecutiveReattempts,
@@ -394,6 +400,85 @@ describe('decide()', () => {
       const policy = new ExceptionPolicy('reattempt', { maxReattempts: null });
       await expect(decide(policy, error, 1_000_000, {}, context())).resolves.toMatchObject({
         action: 'reattempt',
+      });
+    });
+
+    describe('a reattempt due after 9999-12-31 (SPEC §16.1) is refused like a failing handler', () => {
+      const LIMIT =
+        /after 9999-12-31T23:59:59\.999Z: the library stores dates from 0001-01-01 to 9999-12-31 \(UTC\) only\. Cap the wait \(or set maxReattempts\)/;
+
+      async function refusal(
+        policy: ExceptionPolicy,
+        prior: number,
+      ): Promise<StepConfigurationError> {
+        const outcome = await decide(policy, error, prior, {}, context()).then(
+          (decision) => decision,
+          (thrown: unknown) => thrown,
+        );
+        expect(outcome).toBeInstanceOf(StepConfigurationError);
+        expect((outcome as Error).message).toMatch(LIMIT);
+        return outcome as StepConfigurationError;
+      }
+
+      it('rejects when a backoff strategy returns a wait that ends after 9999-12-31, naming it, its result and the attempt', async () => {
+        const attempts: number[] = [];
+        function growing(attempt: number): string {
+          attempts.push(attempt);
+          return attempt < 3 ? '1h' : '500000 weeks';
+        }
+        const policy = new ExceptionPolicy('reattempt', { wait: growing });
+        await expect(decide(policy, error, 1, {}, context())).resolves.toMatchObject({
+          action: 'reattempt',
+          waitMs: 3_600_000,
+        });
+        const { message } = await refusal(policy, 2);
+        expect(message).toMatch(
+          /^ExceptionPolicy backoff strategy function growing returned '500000 weeks' for reattempt 3, which would make the step due on \+011\d{3}-/,
+        );
+        // Called once per decision: the refused result is the one it returned.
+        expect(attempts).toEqual([2, 3]);
+      });
+
+      it('rejects a strategy result in milliseconds beyond the range of a Date', async () => {
+        const policy = new ExceptionPolicy('reattempt', { wait: () => 1e20 });
+        const { message } = await refusal(policy, 0);
+        expect(message).toMatch(
+          /returned 100000000000000000000 for reattempt 1, which would make the step due beyond the range of a JavaScript Date/,
+        );
+      });
+
+      it("rejects once 'exponential' has grown past 9999-12-31 with maxReattempts: null", async () => {
+        jest.spyOn(Math, 'random').mockReturnValue(0);
+        const policy = new ExceptionPolicy('reattempt', {
+          wait: 'exponential',
+          maxReattempts: null,
+        });
+        // 2^30 s is about 34 years from now; 2^40 s about 34,800 years.
+        await expect(decide(policy, error, 29, {}, context())).resolves.toMatchObject({
+          action: 'reattempt',
+          waitMs: 2 ** 30 * 1000,
+        });
+        const { message } = await refusal(policy, 39);
+        expect(message).toMatch(
+          /^ExceptionPolicy wait 'exponential' gives reattempt 40 a delay of 1099511627776000 ms, which would make the step due on \+\d{6}-/,
+        );
+        await refusal(policy, 5000);
+      });
+
+      it('rejects a plain wait that no longer ends by 9999-12-31 (the check is made at each decision)', async () => {
+        const policy = new ExceptionPolicy('reattempt', { wait: '2 weeks' });
+        jest.spyOn(Date, 'now').mockReturnValue(MAX_STORED_TIME - 7 * 24 * 3600 * 1000);
+        const { message } = await refusal(policy, 0);
+        expect(message).toMatch(/^ExceptionPolicy wait '2 weeks' gives reattempt 1 a delay of/);
+      });
+
+      it('still gives the terminal action once exhausted, without asking the strategy', async () => {
+        const strategy = jest.fn(() => '500000 weeks');
+        const policy = new ExceptionPolicy('reattempt', { wait: strategy, maxReattempts: 2 });
+        await expect(decide(policy, error, 2, {}, context())).resolves.toMatchObject({
+          action: 'pause',
+        });
+        expect(strategy).not.toHaveBeenCalled();
       });
     });
 

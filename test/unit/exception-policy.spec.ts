@@ -134,6 +134,32 @@ describe('ExceptionPolicy', () => {
       );
     });
 
+    it.each<[string, string | number, RegExp]>([
+      [
+        '500000 weeks',
+        '500000 weeks',
+        /^ExceptionPolicy wait '500000 weeks' would make the step due on \+011\d{3}-/,
+      ],
+      [
+        '1e20 ms',
+        1e20,
+        /^ExceptionPolicy wait 100000000000000000000 would make the step due beyond the range of a JavaScript Date/,
+      ],
+    ])(
+      'refuses a wait of %s, which would make the reattempt due after 9999-12-31 (SPEC §16.1)',
+      (_, wait, pattern) => {
+        expectPolicyError(() => new ExceptionPolicy('reattempt', { wait }), pattern);
+        expectPolicyError(
+          () => new ExceptionPolicy('reattempt', { wait }),
+          /after 9999-12-31T23:59:59\.999Z: the library stores dates from 0001-01-01 to 9999-12-31 \(UTC\) only; use a shorter wait\.$/,
+        );
+      },
+    );
+
+    it('accepts a long wait that ends by 9999-12-31', () => {
+      expect(new ExceptionPolicy('reattempt', { wait: '1000 weeks' }).wait).toBe('1000 weeks');
+    });
+
     it("refuses wait without 'reattempt'", () => {
       expectPolicyError(
         () => construct('pause', { wait: '5s' }),
@@ -253,7 +279,10 @@ describe('ExceptionPolicy', () => {
 
     it('refuses an empty matching list, which would catch every error', () => {
       expectPolicyError(() => construct('pause', { matching: [] }), /matching is an empty array/);
-      expectPolicyError(() => construct({ handler: () => undefined, matching: [] }), /matching is an empty array/);
+      expectPolicyError(
+        () => construct({ handler: () => undefined, matching: [] }),
+        /matching is an empty array/,
+      );
     });
 
     it('is blanket without matching and specific with it', () => {

@@ -1,17 +1,27 @@
+import type { DataSource } from 'typeorm';
 import {
   InvalidArgumentError,
   ModuleOptionsError,
+  StepExecutionEntity,
   WorkflowEntity,
   WorkflowNotFoundError,
 } from '../../lib';
+import { parseDurationOrNull, waitProblem } from '../../lib/common/duration';
 import {
   MAX_STORED_STRING_LENGTH,
+  MAX_STORED_TIME,
+  MIN_STORED_TIME,
   characterCount,
   describeValue,
+  dueTimeProblem,
   isPlainObject,
   jsonDataProblem,
+  storedDateProblem,
   storedStringProblem,
 } from '../../lib/common/input-guards';
+import { checkMysqlSqlMode } from '../../lib/persistence/mysql-sql-mode.check';
+import { FlowControlSignal } from '../../lib/runner/flow-control';
+import { StepContextImpl } from '../../lib/runner/step-context';
 import { workflowIdOf, workflowNotFound } from '../../lib/common/workflow-like';
 import {
   validateForRootArgument,
@@ -69,6 +79,12 @@ describe('jsonDataProblem (values bound for a JSON column)', () => {
     ['finite numbers and booleans', [0, -1.5, true, false]],
     ['nested plain data', { a: [{ b: 'c' }], 'odd key': null }],
     ['a Date', new Date()],
+    ['the first storable Date (0001-01-01T00:00:00.000Z)', new Date(MIN_STORED_TIME)],
+    ['the last storable Date (9999-12-31T23:59:59.999Z)', new Date(MAX_STORED_TIME)],
+    [
+      'boxed primitives (stored as the primitive)',
+      [new String('x'), new Number(1), new Boolean(false)],
+    ],
     [
       'an object whose property is undefined (left out, as JSON.stringify does)',
       { kept: 1, dropped: undefined },
@@ -158,6 +174,50 @@ describe('jsonDataProblem (values bound for a JSON column)', () => {
       { toJSON: () => 1n },
       'payload is a BigInt (1n), which JSON cannot represent; convert it to a string or a number',
     ],
+    [
+      'a Date after year 9999',
+      { at: new Date(MAX_STORED_TIME + 1) },
+      'payload.at is Date(+010000-01-01T00:00:00.000Z), outside years 1–9999: the library stores dates from 0001-01-01 to 9999-12-31 (UTC) only',
+    ],
+    [
+      'a Date in year 0',
+      [new Date(MIN_STORED_TIME - 1)],
+      'payload[0] is Date(0000-12-31T23:59:59.999Z), outside years 1–9999: the library stores dates from 0001-01-01 to 9999-12-31 (UTC) only',
+    ],
+    [
+      'a Date BC, returned by toJSON',
+      { toJSON: () => new Date('-000100-01-01T00:00:00.000Z') },
+      'payload is Date(-000100-01-01T00:00:00.000Z), outside years 1–9999: the library stores dates from 0001-01-01 to 9999-12-31 (UTC) only',
+    ],
+    [
+      'a boxed NaN',
+      { ratio: new Number(NaN) },
+      'payload.ratio is NaN, which JSON cannot represent (it would be stored as null)',
+    ],
+    [
+      'a boxed BigInt',
+      Object(7n),
+      'payload is a BigInt (7n), which JSON cannot represent; convert it to a string or a number',
+    ],
+    [
+      'a WeakRef',
+      new WeakRef({}),
+      'payload is a WeakRef, which JSON cannot represent (it would be stored as {}); convert it to plain data',
+    ],
+    [
+      'a URLSearchParams (no own fields)',
+      { query: new URLSearchParams('a=1') },
+      'payload.query is a URLSearchParams instance without a single own enumerable field, which JSON would store as {}; convert it to plain data',
+    ],
+    [
+      'a class instance whose data lives in getters',
+      new (class Money {
+        get cents() {
+          return 5;
+        }
+      })(),
+      'payload is a Money instance without a single own enumerable field, which JSON would store as {}; convert it to plain data',
+    ],
   ])('refuses %s, naming the path', (_label, value, message) => {
     expect(jsonDataProblem(value, 'payload')).toBe(message);
   });
@@ -179,6 +239,287 @@ describe('jsonDataProblem (values bound for a JSON column)', () => {
       jsonDataProblem({ $date: 'x', other: 1 }, 'cursor', { reserveDateTag: true }),
     ).toBeNull();
   });
+});
+
+describe('storedDateProblem and dueTimeProblem (dates bound for a timestamp column)', () => {
+  it('stores years 1 to 9999, to the millisecond', () => {
+    expect(new Date(MIN_STORED_TIME).toISOString()).toBe('0001-01-01T00:00:00.000Z');
+    expect(new Date(MAX_STORED_TIME).toISOString()).toBe('9999-12-31T23:59:59.999Z');
+    for (const date of [new Date(MIN_STORED_TIME), new Date(MAX_STORED_TIME), new Date()])
+      expect(storedDateProblem(date)).toBeNull();
+  });
+
+  it.each([
+    ['an Invalid Date', new Date('nope'), /^is an Invalid Date$/],
+    [
+      'a millisecond past 9999',
+      new Date(MAX_STORED_TIME + 1),
+      /^is Date\(\+010000-01-01T00:00:00\.000Z\), outside years 1–9999/,
+    ],
+    [
+      'a millisecond before year 1',
+      new Date(MIN_STORED_TIME - 1),
+      /^is Date\(0000-12-31T23:59:59\.999Z\), outside years 1–9999/,
+    ],
+    ['a date string', '2030-01-01', /^must be a Date, but was '2030-01-01'$/],
+    ['a timestamp number', 1_700_000_000_000, /^must be a Date, but was 1700000000000$/],
+  ])('refuses %s', (_label, value, message) => {
+    expect(storedDateProblem(value)).toMatch(message);
+  });
+
+  const now = Date.parse('2026-01-01T00:00:00.000Z');
+
+  it('lets a wait end on the last storable millisecond, not one later', () => {
+    expect(dueTimeProblem(MAX_STORED_TIME - now, now)).toBeNull();
+    expect(dueTimeProblem(MAX_STORED_TIME - now + 1, now)).toBe(
+      'would make the step due on +010000-01-01T00:00:00.000Z, after 9999-12-31T23:59:59.999Z: the library stores dates from 0001-01-01 to 9999-12-31 (UTC) only',
+    );
+  });
+
+  it('says so when the due time is past what a JavaScript Date holds', () => {
+    expect(dueTimeProblem(1e300, now)).toMatch(
+      /^would make the step due beyond the range of a JavaScript Date/,
+    );
+    expect(dueTimeProblem(Infinity, now)).toMatch(/beyond the range of a JavaScript Date/);
+  });
+});
+
+describe('waitProblem (the wait of a flow-control verb)', () => {
+  const now = Date.parse('2026-01-01T00:00:00.000Z');
+
+  it.each([0, 1500, '30s', '2 days', '1000 weeks', MAX_STORED_TIME - now])('accepts %p', (wait) => {
+    expect(waitProblem(wait, now)).toBeNull();
+  });
+
+  it.each([
+    ['a word', 'soon', "takes a duration (ms or a string such as '30s'), but got 'soon'"],
+    ['a negative number', -1, "takes a duration (ms or a string such as '30s'), but got -1"],
+    ['NaN', NaN, "takes a duration (ms or a string such as '30s'), but got NaN"],
+    [
+      '500000 weeks (past 9999)',
+      '500000 weeks',
+      "is '500000 weeks', which would make the step due on +011608-09-04T00:00:00.000Z, after 9999-12-31T23:59:59.999Z: the library stores dates from 0001-01-01 to 9999-12-31 (UTC) only; use a shorter wait, or pause the workflow instead",
+    ],
+    [
+      'a millisecond too many',
+      MAX_STORED_TIME - now + 1,
+      `is ${MAX_STORED_TIME - now + 1}, which would make the step due on +010000-01-01T00:00:00.000Z`,
+    ],
+    [
+      '1e300 ms',
+      1e300,
+      'is 1e+300, which would make the step due beyond the range of a JavaScript Date',
+    ],
+  ])('refuses %s', (_label, wait, message) => {
+    expect(waitProblem(wait, now)).toContain(message);
+  });
+
+  it('a duration string of more digits than a number holds is no duration (not Infinity ms)', () => {
+    const huge = `1${'0'.repeat(400)}ms`;
+    expect(parseDurationOrNull(huge)).toBeNull();
+    expect(waitProblem(huge, now)).toMatch(/^takes a duration/);
+  });
+});
+
+describe('StepContext checks: a bad argument throws from the call, before anything is recorded', () => {
+  const logger = { log: () => undefined, error: () => undefined, warn: () => undefined };
+
+  function context(resumable = false, user?: Record<string, unknown>) {
+    const execution = Object.assign(new StepExecutionEntity(), {
+      stepName: 'charge',
+      metadata: user ? { user } : null,
+    });
+    return new StepContextImpl(new WorkflowEntity(), null, execution, null, logger, resumable);
+  }
+
+  /** The error `call` throws synchronously (the step's exception policy gets it). */
+  function thrownBy(call: () => unknown): Error {
+    try {
+      call();
+    } catch (error) {
+      return error as Error;
+    }
+    throw new Error('did not throw');
+  }
+
+  it.each([
+    [
+      'a BigInt',
+      10n,
+      'ctx.metadata.set() metadata.x is a BigInt (10n), which JSON cannot represent; convert it to a string or a number. Step metadata is stored as JSON (step execution metadata.user): store plain data.',
+    ],
+    [
+      'NaN (stored as null without the check)',
+      NaN,
+      'metadata.x is NaN, which JSON cannot represent (it would be stored as null)',
+    ],
+    ['-Infinity deep inside', { a: [-Infinity] }, 'metadata.x.a[0] is -Infinity'],
+    ['a function', () => 1, 'metadata.x is a function'],
+    ['a symbol', Symbol('s'), 'metadata.x is a symbol'],
+    [
+      'an undefined array element',
+      [1, undefined],
+      'metadata.x[1] is undefined, which JSON stores as null in an array; use null',
+    ],
+    [
+      'a Date after 9999',
+      new Date(MAX_STORED_TIME + 1),
+      'metadata.x is Date(+010000-01-01T00:00:00.000Z), outside years 1–9999',
+    ],
+    ['an Invalid Date', new Date('nope'), 'metadata.x is an Invalid Date'],
+    ['a Map', new Map(), 'metadata.x is a Map'],
+    ['a lone surrogate', 'a\uD800', 'metadata.x contains a lone UTF-16 surrogate'],
+  ])(
+    'metadata.set(key, %s) throws InvalidArgumentError naming the key, and stores nothing',
+    (_label, value, message) => {
+      const ctx = context(false, { before: 1 });
+      const error = thrownBy(() => ctx.metadata.set('x', value));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.message).toContain(message);
+      expect(ctx.userMetadataValues).toStrictEqual({ before: 1 });
+      expect(ctx.metadata.get('x')).toBeUndefined();
+      expect(ctx.request).toBeNull();
+    },
+  );
+
+  it('metadata.set names a key that needs quoting, and refuses a key that is not a string or not Unicode', () => {
+    const ctx = context();
+    expect(thrownBy(() => ctx.metadata.set('odd key', 1n)).message).toContain(
+      'metadata["odd key"] is a BigInt',
+    );
+    expect(thrownBy(() => ctx.metadata.set(7 as never, 1))).toEqual(
+      new InvalidArgumentError('ctx.metadata.set(key, value) takes a string key, but got 7.'),
+    );
+    expect(thrownBy(() => ctx.metadata.set('\uDC00', 1)).message).toContain(
+      "metadata has a key '\\udc00' that contains a lone UTF-16 surrogate",
+    );
+    expect(ctx.userMetadataValues).toStrictEqual({});
+  });
+
+  it('metadata.set keeps good values (Dates, NUL, class instances), removes a key on undefined, and keeps __proto__ an own key', () => {
+    const ctx = context();
+    const at = new Date(MAX_STORED_TIME);
+    class Row {
+      constructor(readonly id: number) {}
+    }
+    ctx.metadata.set('at', at);
+    ctx.metadata.set('text', 'a\u0000b');
+    ctx.metadata.set('row', new Row(3));
+    ctx.metadata.set('gone', 1);
+    ctx.metadata.set('gone', undefined);
+    ctx.metadata.set('__proto__', { polluted: true });
+    expect(ctx.metadata.get('at')).toBe(at);
+    expect(ctx.metadata.get('toString')).toBeUndefined();
+    expect(Object.getPrototypeOf(ctx.userMetadataValues)).toBe(Object.prototype);
+    expect(JSON.stringify(ctx.userMetadataValues)).toBe(
+      '{"at":"9999-12-31T23:59:59.999Z","text":"a\\u0000b","row":{"id":3},"__proto__":{"polluted":true}}',
+    );
+  });
+
+  it.each([
+    [
+      'reattempt 500000 weeks',
+      (ctx: StepContextImpl) => ctx.reattempt({ wait: '500000 weeks' }),
+      /^ctx\.reattempt\(\{ wait \}\) is '500000 weeks', which would make the step due on \+\d{6}-.*after 9999-12-31T23:59:59\.999Z.*use a shorter wait/,
+    ],
+    [
+      'reattempt 1e300 ms',
+      (ctx: StepContextImpl) => ctx.reattempt({ wait: 1e300 }),
+      /^ctx\.reattempt\(\{ wait \}\) is 1e\+300, which would make the step due beyond the range of a JavaScript Date/,
+    ],
+    [
+      'reattempt "soon"',
+      (ctx: StepContextImpl) => ctx.reattempt({ wait: 'soon' as never }),
+      /^ctx\.reattempt\(\{ wait \}\) takes a duration .* but got 'soon'/,
+    ],
+    [
+      'reattempt("5m"), options as a string',
+      (ctx: StepContextImpl) => ctx.reattempt('5m' as never),
+      /^ctx\.reattempt\(\) takes options \{ wait\?, rewind\? \}, but got '5m'/,
+    ],
+    [
+      'reattempt({ delay }), a misspelt key',
+      (ctx: StepContextImpl) => ctx.reattempt({ delay: '5m' } as never),
+      /^ctx\.reattempt\(\) got unknown option\(s\) delay\. Allowed: wait, rewind\.$/,
+    ],
+    [
+      'reattempt({ rewind: "yes" })',
+      (ctx: StepContextImpl) => ctx.reattempt({ rewind: 'yes' as never }),
+      /^ctx\.reattempt\(\{ rewind \}\) takes a boolean, but got 'yes'/,
+    ],
+    [
+      'suspend 500000 weeks',
+      (ctx: StepContextImpl) => ctx.suspend({ wait: '500000 weeks' }),
+      /^ctx\.suspend\(\{ wait \}\) is '500000 weeks', which would make the step due/,
+    ],
+    [
+      'suspend(null)',
+      (ctx: StepContextImpl) => ctx.suspend(null as never),
+      /^ctx\.suspend\(\) takes options \{ wait\? \}, but got null/,
+    ],
+  ])(
+    '%s throws InvalidArgumentError, not the flow-control signal, and records no request',
+    (_label, call, message) => {
+      const ctx = context(true);
+      const error = thrownBy(() => call(ctx));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.message).toMatch(message);
+      expect(ctx.request).toBeNull();
+    },
+  );
+
+  it('a wait that ends by 9999 is a request as before', () => {
+    const ctx = context(true);
+    expect(thrownBy(() => ctx.reattempt({ wait: '1000 weeks', rewind: true }))).toBeInstanceOf(
+      FlowControlSignal,
+    );
+    expect(ctx.request).toEqual({ action: 'reattempt', wait: '1000 weeks', rewind: true });
+  });
+});
+
+describe('checkMysqlSqlMode (MariaDB/MySQL boot check)', () => {
+  function sourceWithMode(sqlMode: string | null): DataSource {
+    return { query: () => Promise.resolve([{ sqlMode }]) } as unknown as DataSource;
+  }
+
+  it.each([
+    [
+      'the MariaDB default',
+      'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION',
+    ],
+    ['an empty mode', ''],
+    ['a NULL mode', null],
+    ['ANSI_QUOTES (quoting identifiers is not the issue)', 'ANSI_QUOTES'],
+  ])('accepts %s', async (_label, mode) => {
+    await expect(checkMysqlSqlMode(sourceWithMode(mode))).resolves.toBeUndefined();
+  });
+
+  it.each([
+    [
+      'NO_BACKSLASH_ESCAPES among others',
+      'STRICT_TRANS_TABLES,NO_BACKSLASH_ESCAPES,NO_ENGINE_SUBSTITUTION',
+      "sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION'",
+    ],
+    ['NO_BACKSLASH_ESCAPES alone, in lower case', 'no_backslash_escapes', "sql_mode = ''"],
+  ])(
+    'refuses %s with ModuleOptionsError naming the setting, the reason and the fix',
+    async (_label, mode, fix) => {
+      const error = await checkMysqlSqlMode(sourceWithMode(mode)).then(
+        () => null,
+        (thrown: unknown) => thrown as Error,
+      );
+      expect(error).toBeInstanceOf(ModuleOptionsError);
+      expect(error?.message).toContain(
+        `runs with sql_mode '${mode}', which contains NO_BACKSLASH_ESCAPES`,
+      );
+      expect(error?.message).toContain(
+        "TypeORM's mysql2 driver formats bound values into the SQL text on the client",
+      );
+      expect(error?.message).toContain(
+        `Remove NO_BACKSLASH_ESCAPES from the sql_mode of this data source's connections, e.g. ${fix}`,
+      );
+    },
+  );
 });
 
 describe('describeValue and isPlainObject', () => {
@@ -308,6 +649,49 @@ describe('IterableStep cursor checks: a bad cursor never reaches the writer', ()
     const { step, written } = iterable();
     await expect(step.skipTo(1, { wait: 'soon' })).rejects.toThrow(
       /skipTo\(\{ wait \}\) takes a duration/,
+    );
+    expect(written).toEqual([]);
+  });
+
+  it.each([
+    [
+      'a wait past 9999',
+      { wait: '500000 weeks' },
+      /^skipTo\(\{ wait \}\) is '500000 weeks', which would make the step due on \+\d{6}-.*after 9999-12-31/,
+    ],
+    [
+      'an unknown option',
+      { delay: '1h' },
+      /^skipTo\(\) got unknown option\(s\) delay\. Allowed: wait\.$/,
+    ],
+    ['options as an array', [], /^skipTo\(\) takes options \{ wait\? \}, but got an array/],
+  ])(
+    'skipTo with %s is an InvalidArgumentError, before any write',
+    async (_label, options, message) => {
+      const { step, written } = iterable(4);
+      const error = await step
+        .skipTo(5, options as never)
+        .catch((thrown: unknown) => thrown as Error);
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.message).toMatch(message);
+      expect(written).toEqual([]);
+      expect(step.cursor).toBe(4);
+      expect(step.interrupted).toBeNull();
+    },
+  );
+
+  it('set() refuses a Date outside years 1–9999', async () => {
+    const { step, written } = iterable();
+    await expect(step.set({ at: new Date(MAX_STORED_TIME + 1) })).rejects.toThrow(
+      /set\(\) cursor\.at is Date\(\+010000-01-01T00:00:00\.000Z\), outside years 1–9999/,
+    );
+    expect(written).toEqual([]);
+  });
+
+  it('advance() refuses to count past Number.MAX_SAFE_INTEGER', async () => {
+    const { step, written } = iterable(Number.MAX_SAFE_INTEGER);
+    await expect(step.advance()).rejects.toThrow(
+      /advance\(\) cannot count past 9007199254740991: the next integer is not exact/,
     );
     expect(written).toEqual([]);
   });

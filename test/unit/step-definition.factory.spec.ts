@@ -335,6 +335,33 @@ describe('buildStepDefinitions (decorators → validated steps)', () => {
     it.each([true, null, new Date()])('refuses %p', (wait) => {
       expectStepError(oneStep(untyped({ wait })), 's', /invalid wait/);
     });
+
+    it.each<[string, string | number, RegExp]>([
+      [
+        'a string',
+        '500000 weeks',
+        /has wait '500000 weeks', which would make the step due on \+011\d{3}-/,
+      ],
+      [
+        'a number of milliseconds',
+        1e20,
+        /has wait 100000000000000000000, which would make the step due beyond the range of a JavaScript Date/,
+      ],
+    ])(
+      'refuses %s that would make the step due after 9999-12-31 (SPEC §16.1), naming the limit',
+      (_, wait, pattern) => {
+        expectStepError(
+          oneStep({ wait }),
+          's',
+          pattern,
+          /after 9999-12-31T23:59:59\.999Z: the library stores dates from 0001-01-01 to 9999-12-31 \(UTC\) only\. Use a shorter wait\.$/,
+        );
+      },
+    );
+
+    it('accepts a long wait that ends by 9999-12-31', () => {
+      expect(build(oneStep({ wait: '1000 weeks' }))[1].waitMs).toBe(1000 * 7 * 24 * 3600 * 1000);
+    });
   });
 
   describe('waitFor', () => {
@@ -538,6 +565,16 @@ describe('buildStepDefinitions (decorators → validated steps)', () => {
       ['a queue name with a colon', { queue: 'a:b' }, /queue: 'a:b'/],
       ['wait that is not a duration', { wait: 'later' }, /wait: 'later'/],
       ['waitUntil that is not a Date', { waitUntil: '2030-01-01' }, /waitUntil: '2030-01-01'/],
+      [
+        'wait ending after 9999-12-31',
+        { wait: '500000 weeks' },
+        /wait: '500000 weeks' \(would make the step due on \+\d{6}-.*, after 9999-12-31T23:59:59\.999Z/,
+      ],
+      [
+        'waitUntil after year 9999',
+        { waitUntil: new Date('+010000-01-01T00:00:00.000Z') },
+        /waitUntil: Date\(\+010000-01-01T00:00:00\.000Z\) \(outside years 1–9999/,
+      ],
     ])('refuses %s', (_, jobOptions, pattern) => {
       expectStepError(
         oneStep({ jobOptions: untyped(jobOptions) }),
@@ -624,6 +661,11 @@ describe('buildStepDefinitions (decorators → validated steps)', () => {
         'every that is not a duration',
         { times: 2, every: 'later' },
         /invalid repeat\.every 'later'/,
+      ],
+      [
+        'every that would make a copy due after 9999-12-31',
+        { times: 2, every: '500000 weeks' },
+        /has repeat\.every '500000 weeks', which would make the step due on \+\d{6}-.*after 9999-12-31T23:59:59\.999Z.*Use a shorter repeat\.every\./,
       ],
       [
         'an unknown key',

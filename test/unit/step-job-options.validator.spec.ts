@@ -1,4 +1,5 @@
 import { StepConfigurationError } from '../../lib';
+import { MAX_STORED_TIME, MIN_STORED_TIME } from '../../lib/common/input-guards';
 import { validateStepJobOptions } from '../../lib/common/step-job-options.validator';
 
 const LEVEL = "OrderWorkflow step 'ship' jobOptions";
@@ -50,6 +51,9 @@ describe('validateStepJobOptions', () => {
     ['wait in ms', { wait: 1500 }],
     ['wait as 2 days', { wait: '2 days' }],
     ['a past waitUntil', { waitUntil: new Date(0) }],
+    ['waitUntil on the first storable instant', { waitUntil: new Date(MIN_STORED_TIME) }],
+    ['waitUntil on the last storable instant', { waitUntil: new Date(MAX_STORED_TIME) }],
+    ['a long wait that ends by 9999-12-31', { wait: '1000 weeks' }],
   ])('accepts %s', (_, options) => {
     expect(validateStepJobOptions(options, LEVEL)).toEqual(options);
   });
@@ -95,6 +99,67 @@ describe('validateStepJobOptions', () => {
     expect(message).toContain(
       'Expected queue: a name without ":", priority: an integer 1..2097151',
     );
+  });
+
+  describe('dates outside years 1–9999 (SPEC §16.1), refused like an Invalid Date', () => {
+    const RANGE =
+      '(outside years 1–9999: the library stores dates from 0001-01-01 to 9999-12-31 (UTC) only)';
+
+    it.each<[string, Date, string]>([
+      [
+        'a waitUntil one millisecond after 9999',
+        new Date(MAX_STORED_TIME + 1),
+        `waitUntil: Date(+010000-01-01T00:00:00.000Z) ${RANGE}`,
+      ],
+      [
+        'a waitUntil one millisecond before year 1',
+        new Date(MIN_STORED_TIME - 1),
+        `waitUntil: Date(0000-12-31T23:59:59.999Z) ${RANGE}`,
+      ],
+      [
+        'a waitUntil in year -271821',
+        new Date(-8.64e15),
+        `waitUntil: Date(-271821-04-20T00:00:00.000Z) ${RANGE}`,
+      ],
+    ])('refuses %s, naming the key, the value, the level and the range', (_, waitUntil, listed) => {
+      const { message } = errorOf({ waitUntil });
+      expect(message).toBe(
+        `${LEVEL} has invalid job option value(s): ${listed}. ` +
+          'Expected queue: a name without ":", priority: an integer 1..2097151, ' +
+          'wait: a duration ending by 9999-12-31, waitUntil: a Date within years 1–9999.',
+      );
+    });
+
+    it.each<[string, string | number, RegExp]>([
+      [
+        "'500000 weeks'",
+        '500000 weeks',
+        /wait: '500000 weeks' \(would make the step due on \+011\d{3}-[^)]*, after 9999-12-31T23:59:59\.999Z: the library stores dates from 0001-01-01 to 9999-12-31 \(UTC\) only\)/,
+      ],
+      [
+        '1e20 ms',
+        1e20,
+        /wait: 100000000000000000000 \(would make the step due beyond the range of a JavaScript Date, after 9999-12-31/,
+      ],
+    ])(
+      'refuses a wait of %s, which would make the step due after 9999-12-31',
+      (_, wait, pattern) => {
+        const { message } = errorOf({ wait });
+        expect(message).toContain(`${LEVEL} has invalid job option value(s): wait: `);
+        expect(message).toMatch(pattern);
+      },
+    );
+
+    it('lists a date out of range beside the other bad values', () => {
+      const { message } = errorOf({
+        priority: 0,
+        wait: '500000 weeks',
+        waitUntil: new Date(MAX_STORED_TIME + 1),
+      });
+      expect(message).toContain('priority: 0; ');
+      expect(message).toContain("wait: '500000 weeks' (would make the step due on ");
+      expect(message).toContain(`waitUntil: Date(+010000-01-01T00:00:00.000Z) ${RANGE}`);
+    });
   });
 
   it('lists every bad value once', () => {

@@ -24,8 +24,9 @@ const INTEGER_COLUMN_TYPES = new Set<unknown>([
  * so that nothing unusable reaches the database: the hero must be an object; an entity of another
  * class than the workflow's declared `hero` is refused (its id would be stored under the declared
  * type); the id must be storable verbatim (no NUL, no lone surrogate, at most 255 characters),
- * a finite number, and of the primary column's kind (digits for an integer key, a UUID for a
- * `uuid` key), because a later load of the hero compares it with that column.
+ * a finite and exact number (no integer over Number.MAX_SAFE_INTEGER, which may already name
+ * another row), and of the primary column's kind (digits for an integer key, a UUID for a `uuid`
+ * key), because a later load of the hero compares it with that column.
  */
 export function identifyHero(
   dataSource: DataSource,
@@ -62,6 +63,12 @@ export function identifyHero(
   if (typeof raw === 'number' && !Number.isFinite(raw)) {
     throw new InvalidArgumentError(
       `${label} is ${String(raw)}; save the hero first, or pass the saved row.`,
+    );
+  }
+  if (typeof raw === 'number' && Number.isInteger(raw) && !Number.isSafeInteger(raw)) {
+    throw new InvalidArgumentError(
+      `${label} is ${String(raw)}, an integer beyond Number.MAX_SAFE_INTEGER, so it is no longer exact and may name another row; ` +
+        'read bigint keys as strings (TypeORM bigint columns do by default) or as BigInt.',
     );
   }
   const problem = storedStringProblem(identity.heroId, { allowBlank: true });

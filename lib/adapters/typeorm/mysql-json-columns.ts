@@ -1,9 +1,12 @@
 import type { DataSource, EntityMetadata, ValueTransformer } from 'typeorm';
-import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { SignalEntity } from '../../entities/signal.entity';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
 import type { SchemaFeatures } from './schema-features';
+import { quoteIdentifier, quoteTable } from '../sql-identifiers';
+
+/** An entity column's metadata, through TypeORM's public `EntityMetadata` type. */
+type ColumnMetadata = EntityMetadata['columns'][number];
 
 /** An entity class of the library. */
 type EntityClass = new () => object;
@@ -42,7 +45,6 @@ interface RawField {
 }
 
 interface MysqlDriverLike {
-  escape(name: string): string;
   obtainMasterConnection(): Promise<RawConnection>;
   isUsingMysql2?(): boolean;
 }
@@ -89,16 +91,19 @@ async function probeDriverDecoding(
   metadata: EntityMetadata,
   columns: ColumnMetadata[],
 ): Promise<Set<string>> {
-  const table = metadata.tablePath
-    .split('.')
-    .map((part) => driver.escape(part))
-    .join('.');
-  const list = columns.map((column) => driver.escape(column.databaseName)).join(', ');
+  const quotedTable = quoteTable(
+    { database: metadata.database, tableName: metadata.tableName },
+    'mysql',
+  );
+  const selectColumns = columns
+    .map((column) => quoteIdentifier(column.databaseName, 'mysql'))
+    .join(', ');
   const connection = await driver.obtainMasterConnection();
   try {
     const fields = await new Promise<RawField[]>((resolve, reject) =>
-      connection.query(`SELECT ${list} FROM ${table} WHERE 1 = 0`, (error, _rows, found) =>
-        error ? reject(error) : resolve(found ?? []),
+      connection.query(
+        `SELECT ${selectColumns} FROM ${quotedTable} WHERE 1 = 0`,
+        (error, _rows, found) => (error ? reject(error) : resolve(found ?? [])),
       ),
     );
     // The classic `mysql` package never decodes JSON; mysql2 does unless told not to.
