@@ -28,6 +28,18 @@ const DEEP_IMPORTS = [
     message: `Import from 'pg' / 'mysql2' (or 'mysql2/promise'), not their lib/ files. ${PUBLIC_API_ONLY}`,
   },
 ];
+// Packages only the adapters (lib/adapters) and the module wiring may import as values.
+const DRIVER_PACKAGES = [
+  'typeorm',
+  '@nestjs/typeorm',
+  'pg',
+  'mysql2',
+  'mysql2/promise',
+  'better-sqlite3',
+  'bullmq',
+  '@nestjs/bullmq',
+  'ioredis',
+];
 // The same paths reached by require(), import() or an `import('…')` type, which no-restricted-imports does not see.
 const DEEP_IMPORT_SOURCE =
   '/^(?:typeorm\\u002F|bullmq\\u002F|@nestjs\\u002F[^\\u002F]+\\u002Fdist|(?:pg|mysql2)\\u002Flib)/';
@@ -86,6 +98,34 @@ export default tseslint.config(
         {
           selector: `TSImportType[argument.literal.value=${DEEP_IMPORT_SOURCE}]`,
           message: DEEP_IMPORT_MESSAGE,
+        },
+      ],
+    },
+  },
+  {
+    // SPEC §16.1 layers: everything but the adapters, the entities/migrations and the module wiring
+    // reaches the database and the transport through ports (WorkflowRepository, StepJobQueue).
+    // Types of the drivers may appear where the public API names them (EntityManager, queries).
+    files: [
+      'lib/{api,common,decorators,discovery,errors,housekeeping,interfaces,observability}/**/*.ts',
+      'lib/{options,ports,queue,resumable,runner,scheduling,service,signals,testing}/**/*.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: DRIVER_PACKAGES.map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: `${name} is an adapter's dependency: go through the port (lib/ports). SPEC §16.1.`,
+          })),
+          patterns: [
+            ...DEEP_IMPORTS,
+            {
+              group: ['**/adapters/**'],
+              message: 'Adapters are chosen by the module wiring; depend on lib/ports. SPEC §16.1.',
+            },
+          ],
         },
       ],
     },

@@ -1,7 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { GENEVA_DRIVE_BULL_CONFIG_KEY } from './constants';
+import { GENEVA_DRIVE_BULL_CONFIG_KEY } from './common/constants';
 import { ModuleOptionsError } from './errors/module-options.error';
 import { GENEVA_DRIVE_CORE_PROVIDERS, GENEVA_DRIVE_EXPORTS } from './geneva-drive.providers';
 import {

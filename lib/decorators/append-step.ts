@@ -1,4 +1,4 @@
-import { STEPS_METADATA } from '../constants';
+import { STEPS_METADATA } from '../common/constants';
 import type { RecordedStep } from './recorded-step.interface';
 
 /**

@@ -1,4 +1,4 @@
-import { CANCEL_IF_METADATA } from '../constants';
+import { CANCEL_IF_METADATA } from '../common/constants';
 
 /**
  * Marks a method `(ctx: WorkflowContext) => boolean | Promise<boolean>` as a cancel condition,

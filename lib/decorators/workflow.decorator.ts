@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { INJECTABLE_WATERMARK } from '@nestjs/common/constants';
-import { WORKFLOW_METADATA } from '../constants';
+import { WORKFLOW_METADATA } from '../common/constants';
 import type { WorkflowOptions } from '../interfaces/workflow-options.interface';
 
 /**

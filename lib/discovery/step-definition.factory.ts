@@ -6,8 +6,8 @@ import { StepConfigurationError } from '../errors/step-configuration.error';
 import type { ExceptionAction } from '../interfaces/exception-policy.interface';
 import type { SignalMatcherLike } from '../interfaces/signal-matcher.interface';
 import type { ResumableStepOptions, SkipIfOption } from '../interfaces/workflow-options.interface';
-import { ExceptionPolicy } from '../runner/exception-policy';
-import { SignalMatcher } from '../signals/signal-matcher';
+import { ExceptionPolicy } from '../api/exception-policy';
+import { SignalMatcher } from '../api/signal-matcher';
 import type { StepDefinition } from './step-definition.interface';
 
 const STEP_OPTION_KEYS = [

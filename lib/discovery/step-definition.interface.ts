@@ -1,7 +1,7 @@
 import type { SignalMatcherLike } from '../interfaces/signal-matcher.interface';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
 import type { SkipIfOption } from '../interfaces/workflow-options.interface';
-import type { ExceptionPolicy } from '../runner/exception-policy';
+import type { ExceptionPolicy } from '../api/exception-policy';
 
 /** A validated step, as the runner uses it. */
 export interface StepDefinition {

@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import type { EntityTarget, ObjectLiteral } from 'typeorm';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
-import type { ExceptionPolicy } from '../runner/exception-policy';
+import type { ExceptionPolicy } from '../api/exception-policy';
 import type { StepCollection } from './step-collection';
 
 /** A validated, discovered workflow class with its DI instance. */

@@ -1,5 +1,5 @@
 import { Injectable, type Type } from '@nestjs/common';
-import { CANCEL_IF_METADATA, STEPS_METADATA, WORKFLOW_METADATA } from '../constants';
+import { CANCEL_IF_METADATA, STEPS_METADATA, WORKFLOW_METADATA } from '../common/constants';
 import type { RecordedStep } from '../decorators/recorded-step.interface';
 import type { WorkflowOptions } from '../interfaces/workflow-options.interface';
 

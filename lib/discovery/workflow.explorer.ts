@@ -6,7 +6,7 @@ import { isPlainObject, storedStringProblem } from '../common/input-guards';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import type { WorkflowOptions } from '../interfaces/workflow-options.interface';
-import { ExceptionPolicy } from '../runner/exception-policy';
+import { ExceptionPolicy } from '../api/exception-policy';
 import { ReadinessWatcher } from './readiness.watcher';
 import { buildStepDefinitions } from './step-definition.factory';
 import { StepCollection } from './step-collection';

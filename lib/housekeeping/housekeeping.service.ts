@@ -16,9 +16,8 @@ import { ErrorReportingService } from '../observability/error-reporting.service'
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { WorkflowRepository } from '../ports/workflow.repository';
-import { asError } from '../runner/execution-transitions';
+import { asError } from '../scheduling/execution-transitions';
 import { CompletedWorkflowCleaner } from './completed-workflow.cleaner';
-import { HousekeepingLock } from './housekeeping.lock';
 import { ScheduledJobReconciler } from './scheduled-job.reconciler';
 import { StuckExecutionRecoverer } from './stuck-execution.recoverer';
 import { WorkflowGauges } from './workflow-gauges';
@@ -57,7 +56,6 @@ export class HousekeepingService
   constructor(
     private readonly readiness: ReadinessWatcher,
     private readonly repository: WorkflowRepository,
-    private readonly lock: HousekeepingLock,
     private readonly cleaner: CompletedWorkflowCleaner,
     private readonly recoverer: StuckExecutionRecoverer,
     private readonly reconciler: ScheduledJobReconciler,
@@ -158,7 +156,7 @@ export class HousekeepingService
       stuckInProgressRecovered: 0,
       stuckScheduledRecovered: 0,
     };
-    const ran = await this.lock.tryWithLock(async () => {
+    const ran = await this.repository.tryWithHousekeepingLock(async () => {
       const startedAt = Date.now();
       const settings = this.options.housekeeping;
       const ago = (ms: number) => new Date(startedAt - ms);

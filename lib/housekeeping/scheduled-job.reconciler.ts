@@ -14,8 +14,8 @@ import {
   type StepJobInspector,
   type StepJobPresence,
 } from '../queue/step-job-inspector';
-import { asError } from '../runner/execution-transitions';
-import { WorkflowScheduler } from '../runner/workflow-scheduler';
+import { asError } from '../scheduling/execution-transitions';
+import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 
 /**
  * How long a `scheduled` row must have been left alone before its job is looked for: the job of a

@@ -16,8 +16,8 @@ import type { ErrorReportContext } from '../interfaces/module-options.interface'
 import { ErrorReportingService } from '../observability/error-reporting.service';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { asError, terminalTransition } from '../runner/execution-transitions';
-import { WorkflowScheduler } from '../runner/workflow-scheduler';
+import { asError, terminalTransition } from '../scheduling/execution-transitions';
+import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 
 /** Whether a row was recovered, and an error to report once its transaction committed. */
 interface RecoveryVerdict {

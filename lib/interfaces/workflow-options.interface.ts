@@ -4,7 +4,7 @@ import type { StepJobOptions } from './job-options.interface';
 import type { SignalMatcherLike } from './signal-matcher.interface';
 import type { Duration } from './states.interface';
 import type { WorkflowContext } from './workflow-context.interface';
-import type { ExceptionPolicy } from '../runner/exception-policy';
+import type { ExceptionPolicy } from '../api/exception-policy';
 
 /** Options of `@Workflow()`. */
 export interface WorkflowOptions {

@@ -5,7 +5,7 @@ import {
   type MigrationInterface,
   type QueryRunner,
 } from 'typeorm';
-import { quoteIdentifier } from '../persistence/sql-identifiers';
+import { quoteIdentifier } from '../adapters/sql-identifiers';
 import { columnOf, columnTypesFor } from './column-types';
 import {
   FOREIGN_KEY_NAMES,

@@ -82,7 +82,8 @@ const SQLITE: DialectColumnTypes = {
 
 /** The family of the database behind `queryRunner`, refusing drivers the migrations do not support. */
 export function migrationDialectOf(queryRunner: QueryRunner): MigrationDialect {
-  const driverType = queryRunner.connection.driver.options.type;
+  // A string: TypeORM 1.x's DatabaseType no longer lists 'sqlite', which 0.3 still accepts.
+  const driverType: string = queryRunner.connection.driver.options.type;
   switch (driverType) {
     case 'postgres':
       return 'postgres';

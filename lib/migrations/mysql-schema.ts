@@ -1,6 +1,6 @@
 import type { QueryRunner, Table, TableColumn, TableIndex } from 'typeorm';
 import { GenevaDriveError } from '../errors/geneva-drive.error';
-import { quoteIdentifier, quoteTable } from '../persistence/sql-identifiers';
+import { quoteIdentifier, quoteTable } from '../adapters/sql-identifiers';
 
 // MariaDB/MySQL DDL in plain SQL. TypeORM's own helpers (getTable, createIndex, addColumns,
 // dropTable...) reload the table through `typeorm_metadata` as soon as it has a generated column,

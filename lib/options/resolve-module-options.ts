@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import { parseDuration } from '../common/duration';
-import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from '../constants';
+import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from '../common/constants';
 import { ModuleOptionsError } from '../errors/module-options.error';
 import type {
   GenevaDriveModuleOptions,

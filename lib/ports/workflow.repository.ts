@@ -266,6 +266,13 @@ export abstract class WorkflowRepository {
 
   // --- housekeeping (each call its own short transaction, at most one batch of rows) ---------
 
+  /**
+   * Runs `work` under the database-wide housekeeping lock (one run per tick across a cluster);
+   * resolves null without running it while another process holds the lock. Works behind a
+   * transaction-mode pooler.
+   */
+  abstract tryWithHousekeepingLock<T>(work: () => Promise<T>): Promise<T | null>;
+
   /** Ids of finished or canceled workflows that ended before `cutoff`, at most `limit`. */
   abstract finishedWorkflowIds(cutoff: Date, limit: number): Promise<string[]>;
 

@@ -4,7 +4,7 @@ import type { StepDefinition } from '../discovery/step-definition.interface';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import { StepConfigurationError } from '../errors/step-configuration.error';
-import { ExceptionPolicy, type PolicyWait } from './exception-policy';
+import { ExceptionPolicy, type PolicyWait } from '../api/exception-policy';
 import { FlowControlSignal, type FlowControlRequest } from './flow-control';
 import type { StepContextImpl } from './step-context';
 

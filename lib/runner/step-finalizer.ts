@@ -14,14 +14,14 @@ import {
   selectPolicy,
   type ExceptionDecision,
 } from './exception-decision';
-import { errorColumns, exceptionInfo, terminalTransition } from './execution-transitions';
+import { errorColumns, exceptionInfo, terminalTransition } from '../scheduling/execution-transitions';
 import type { FlowControlRequest } from './flow-control';
 import type { PreparedStep, StepRun } from './prepared-step.interface';
 import type { StepContextImpl } from './step-context';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
 import type { StepChain } from './step-chain';
 import { StepPreparer, type Preparation } from './step-preparer';
-import { WorkflowScheduler } from './workflow-scheduler';
+import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
 /** Where an exception came from: the step body, a precondition, or the rest of prepare. */

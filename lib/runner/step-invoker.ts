@@ -9,7 +9,7 @@ import { IterableStepImpl } from '../resumable/iterable-step';
 import { ShutdownSignal } from '../resumable/shutdown.signal';
 import { StepInterruption } from '../resumable/step-interruption';
 import { cursorTransformer } from '../entities/json-column.transformer';
-import { asError } from './execution-transitions';
+import { asError } from '../scheduling/execution-transitions';
 import { FlowControlSignal } from './flow-control';
 import type { PreparedStep, RunOptions, StepResult, StepRun } from './prepared-step.interface';
 import { StepContextImpl } from './step-context';

@@ -14,10 +14,10 @@ import { TaggedLogger } from '../observability/tagged-logger';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { isTransientDatabaseError } from '../common/transient-database-error';
-import { errorColumns, terminalTransition } from './execution-transitions';
+import { errorColumns, terminalTransition } from '../scheduling/execution-transitions';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
 import type { PreparedStep } from './prepared-step.interface';
-import { WorkflowScheduler } from './workflow-scheduler';
+import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
 /** The prepare phase's verdict. */

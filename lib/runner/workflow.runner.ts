@@ -12,7 +12,7 @@ import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import type { StepJobData } from '../queue/step-job.interface';
 import { ShutdownSignal } from '../resumable/shutdown.signal';
-import { asError } from './execution-transitions';
+import { asError } from '../scheduling/execution-transitions';
 import type { PreparedStep, RunOptions } from './prepared-step.interface';
 import { StepChain, type JobSlot } from './step-chain';
 import { StepContextImpl } from './step-context';

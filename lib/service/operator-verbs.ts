@@ -13,8 +13,8 @@ import { StepConfigurationError } from '../errors/step-configuration.error';
 import { StepNotDefinedError } from '../errors/step-not-defined.error';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
 import type { WorkflowLike } from '../interfaces/workflow-service.interface';
-import { terminalTransition } from '../runner/execution-transitions';
-import { WorkflowScheduler } from '../runner/workflow-scheduler';
+import { terminalTransition } from '../scheduling/execution-transitions';
+import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { SignalRendezvous } from '../signals/signal-rendezvous';
 import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 

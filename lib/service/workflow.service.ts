@@ -20,7 +20,7 @@ import type {
   WorkflowRef,
 } from '../interfaces/workflow-service.interface';
 import { inlineEnqueueStorage } from '../queue/inline-enqueue.context';
-import { WorkflowScheduler } from '../runner/workflow-scheduler';
+import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { SignalSender } from '../signals/signal-sender';
 import { WorkflowRepository } from '../ports/workflow.repository';
 import { OperatorVerbs } from './operator-verbs';

@@ -5,7 +5,7 @@ import type { SignalEntity } from '../entities/signal.entity';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { WorkflowContext } from '../interfaces/workflow-context.interface';
-import { WorkflowScheduler } from '../runner/workflow-scheduler';
+import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
 const CLEAN_OUTCOMES = ['success', 'skipped'];

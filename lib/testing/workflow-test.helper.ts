@@ -16,7 +16,7 @@ import type {
 import type { WorkflowLike } from '../interfaces/workflow-service.interface';
 import { WorkflowRepository } from '../ports/workflow.repository';
 import { WorkflowRunner } from '../runner/workflow.runner';
-import { WorkflowScheduler } from '../runner/workflow-scheduler';
+import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { WorkflowService } from '../service/workflow.service';
 import type { EnqueuedJob } from './enqueued-job.interface';
 import { InMemoryStepJobQueue } from './in-memory-step-job.queue';

@@ -1,5 +1,5 @@
 import { ExceptionPolicy, StepConfigurationError } from '../../lib';
-import { DEFAULT_MAX_REATTEMPTS, isErrorClass } from '../../lib/runner/exception-policy';
+import { DEFAULT_MAX_REATTEMPTS, isErrorClass } from '../../lib/api/exception-policy';
 
 class PaymentError extends Error {}
 class CardDeclinedError extends PaymentError {}

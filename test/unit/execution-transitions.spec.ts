@@ -3,7 +3,7 @@ import {
   exceptionInfo,
   storableText,
   wellFormedText,
-} from '../../lib/runner/execution-transitions';
+} from '../../lib/scheduling/execution-transitions';
 
 /** Node 20 has it; lib ES2022 does not type it. */
 const toWellFormed = (text: string): string =>

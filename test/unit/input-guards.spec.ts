@@ -19,7 +19,7 @@ import {
   storedDateProblem,
   storedStringProblem,
 } from '../../lib/common/input-guards';
-import { checkMysqlSqlMode } from '../../lib/persistence/mysql-sql-mode.check';
+import { checkMysqlSqlMode } from '../../lib/adapters/typeorm/mysql-sql-mode.check';
 import { FlowControlSignal } from '../../lib/runner/flow-control';
 import { StepContextImpl } from '../../lib/runner/step-context';
 import { workflowIdOf, workflowNotFound } from '../../lib/common/workflow-like';

@@ -2,7 +2,7 @@ import {
   quoteIdentifier,
   quoteTable,
   type IdentifierDialect,
-} from '../../lib/persistence/sql-identifiers';
+} from '../../lib/adapters/sql-identifiers';
 
 const DIALECTS: IdentifierDialect[] = ['postgres', 'mysql', 'sqlite'];
 const QUOTE: Record<IdentifierDialect, string> = { postgres: '"', mysql: '`', sqlite: '"' };

@@ -2,7 +2,7 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Queue, type ConnectionOptions } from 'bullmq';
-import { PERFORM_STEP_JOB_NAME } from '../../constants';
+import { PERFORM_STEP_JOB_NAME } from '../../common/constants';
 import { InjectResolvedOptions } from '../../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
 import type { StepJob, StepJobData } from '../../queue/step-job.interface';

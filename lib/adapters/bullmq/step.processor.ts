@@ -1,7 +1,7 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Type } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { GENEVA_DRIVE_BULL_CONFIG_KEY } from '../../constants';
+import { GENEVA_DRIVE_BULL_CONFIG_KEY } from '../../common/constants';
 import { WorkflowRunner } from '../../runner/workflow.runner';
 import type { StepJobData } from '../../queue/step-job.interface';
 

@@ -1,6 +1,7 @@
 import type { EntityMetadata, ValueTransformer } from 'typeorm';
 import { InvalidArgumentError } from '../../errors/invalid-argument.error';
-import { isColumnPresent, type SchemaFeatures } from '../typeorm/schema-features';
+import type { SchemaFeatures } from '../../ports/workflow.repository';
+import { isColumnPresent } from '../optional-columns';
 import type { BoundStatement } from './bound-statement.interface';
 import { quoteIdentifier, quoteTable } from '../sql-identifiers';
 

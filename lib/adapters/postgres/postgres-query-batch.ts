@@ -2,7 +2,7 @@ import { QueryFailedError, type DataSource, type QueryRunner } from 'typeorm';
 import { SignalEntity } from '../../entities/signal.entity';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
-import type { SchemaFeatures } from '../typeorm/schema-features';
+import type { SchemaFeatures } from '../../ports/workflow.repository';
 import type { BoundStatement, StatementResult } from './bound-statement.interface';
 import { LibraryTable, type Criterion } from './library-table';
 import { runPipelined, type PgClient } from './postgres-pipeline';

@@ -20,11 +20,8 @@ import {
   PostgresQueryBatch,
   type PostgresBatchContext,
 } from '../postgres/postgres-query-batch';
-import {
-  applyColumnVisibility,
-  detectSchemaFeatures,
-  type SchemaFeatures,
-} from './schema-features';
+import type { SchemaFeatures } from '../../ports/workflow.repository';
+import { applyColumnVisibility, detectSchemaFeatures } from './schema-features';
 import { databaseFamily, hasUtcTimezone, type DatabaseFamily } from './sql-dialect';
 import { UnitOfWork } from './unit-of-work';
 
@@ -248,6 +245,9 @@ export class GenevaDriveDataSource implements OnModuleInit {
    */
   private async detectReadCommittedDefault(dataSource: DataSource): Promise<boolean> {
     if (this.familyName !== 'postgres') return false;
+    // TypeORM 1.x applies a DataSource-level `isolationLevel` to transactions opened without one.
+    const configured = (dataSource.options as { isolationLevel?: unknown }).isolationLevel;
+    if (configured !== undefined && configured !== 'READ COMMITTED') return false;
     const rows = await dataSource.query<Array<Record<string, string>>>(
       'SHOW default_transaction_isolation',
     );

@@ -2,7 +2,7 @@ import type { DataSource, EntityMetadata, ValueTransformer } from 'typeorm';
 import { SignalEntity } from '../../entities/signal.entity';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
-import type { SchemaFeatures } from './schema-features';
+import type { SchemaFeatures } from '../../ports/workflow.repository';
 import { quoteIdentifier, quoteTable } from '../sql-identifiers';
 
 /** An entity column's metadata, through TypeORM's public `EntityMetadata` type. */

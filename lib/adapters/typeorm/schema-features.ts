@@ -1,16 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
-
-/** Which optional migrations have run (code may be deployed before its migration). */
-export interface SchemaFeatures {
-  /** `cursor` and `continues_from_id` exist (the resumable-steps migration). */
-  resumable: boolean;
-  /** The signals table, `signal_id` and `waiting_since` exist (the signals migration). */
-  signals: boolean;
-}
-
-const RESUMABLE_COLUMNS = ['cursor', 'continues_from_id'];
-const SIGNAL_COLUMNS = ['signal_id', 'waiting_since'];
+import type { SchemaFeatures } from '../../ports/workflow.repository';
+import { isColumnPresent, RESUMABLE_COLUMNS, SIGNAL_COLUMNS } from '../optional-columns';
 
 /**
  * Looks the optional columns and table up in the database. Column by column rather than through
@@ -20,7 +11,7 @@ export async function detectSchemaFeatures(dataSource: DataSource): Promise<Sche
   const runner = dataSource.createQueryRunner();
   try {
     const executions = dataSource.getMetadata(StepExecutionEntity).tablePath;
-    const hasAll = async (columns: string[]) => {
+    const hasAll = async (columns: readonly string[]) => {
       for (const column of columns) if (!(await runner.hasColumn(executions, column))) return false;
       return true;
     };
@@ -32,13 +23,6 @@ export async function detectSchemaFeatures(dataSource: DataSource): Promise<Sche
   } finally {
     await runner.release();
   }
-}
-
-/** Whether a column of the library's tables exists, given which optional migrations have run. */
-export function isColumnPresent(features: SchemaFeatures, databaseName: string): boolean {
-  if (RESUMABLE_COLUMNS.includes(databaseName)) return features.resumable;
-  if (SIGNAL_COLUMNS.includes(databaseName)) return features.signals;
-  return true;
 }
 
 /**

@@ -17,7 +17,8 @@ export type DatabaseFamily = 'postgres' | 'mysql' | 'sqlite';
 
 /** Which family a DataSource belongs to; refuses drivers the library does not support. */
 export function databaseFamily(dataSource: DataSource): DatabaseFamily {
-  const type = dataSource.options.type;
+  // A string: TypeORM 1.x's DatabaseType no longer lists 'sqlite', which 0.3 still accepts.
+  const type: string = dataSource.options.type;
   if (type === 'postgres' || type === 'cockroachdb') return 'postgres';
   if (type === 'mysql' || type === 'mariadb') return 'mysql';
   if (type === 'better-sqlite3' || type === 'sqlite' || type === 'capacitor' || type === 'expo') {

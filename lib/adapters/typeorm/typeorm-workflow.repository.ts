@@ -30,6 +30,7 @@ import { GenevaDriveDataSource } from './geneva-drive-data-source';
 import type { UnitOfWork } from './unit-of-work';
 import { WorkflowRows } from './workflow-rows';
 import { identifyHero } from './hero-arguments';
+import { HousekeepingLock } from './housekeeping.lock';
 import { HousekeepingQueries } from './housekeeping-queries';
 import { HeroResolver } from './hero-resolver';
 import { isUniqueViolation } from './sql-dialect';
@@ -50,6 +51,7 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     private readonly checkpoints: CursorCheckpointWriter,
     private readonly heroes: HeroResolver,
     private readonly housekeeping: HousekeepingQueries,
+    private readonly housekeepingLock: HousekeepingLock,
   ) {
     super();
   }
@@ -271,6 +273,10 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
 
   workflowState(workflowId: string): Promise<WorkflowState | null> {
     return this.checkpoints.workflowState(workflowId);
+  }
+
+  tryWithHousekeepingLock<T>(work: () => Promise<T>): Promise<T | null> {
+    return this.housekeepingLock.tryWithLock(work);
   }
 
   finishedWorkflowIds(cutoff: Date, limit: number): Promise<string[]> {

@@ -1,5 +1,5 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { GenevaDriveDataSource } from '../typeorm/geneva-drive-data-source';
+import { GenevaDriveDataSource } from './geneva-drive-data-source';
 
 /** The part of a node-postgres Pool and Client this guard uses. */
 interface ErrorEmitter {

@@ -8,7 +8,7 @@ import type { StepJobOptions } from '../interfaces/job-options.interface';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { nextJobId } from '../queue/job-id';
-import type { StepChain } from './step-chain';
+import type { StepChain } from '../runner/step-chain';
 import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
 /** An execution `scheduleNextStep` created: enqueued, or handed to the worker's step chain. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { WorkflowEntity } from '../entities/workflow.entity';
-import { sqliteDatabaseFile } from '../adapters/typeorm/async-mutex';
-import { GenevaDriveDataSource } from '../adapters/typeorm/geneva-drive-data-source';
+import { WorkflowEntity } from '../../entities/workflow.entity';
+import { sqliteDatabaseFile } from './async-mutex';
+import { GenevaDriveDataSource } from './geneva-drive-data-source';
 
 /** SQLite database files whose housekeeping runs in this process right now. */
 const runningOnSqliteFiles = new Set<string>();
