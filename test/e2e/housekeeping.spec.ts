@@ -40,8 +40,9 @@ import {
   mariadbConnection,
   postgresConnection,
   testDatabase,
+  testPooler,
 } from './support/database';
-import { itIf } from './support/describe-if';
+import { describeOn, itIf } from './support/describe-if';
 import { Deferred } from './support/deferred';
 import { EngineHarness } from './support/engine-harness';
 
@@ -535,9 +536,10 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
     await harness.service.cancel(workflow);
   });
 
-  // Another process holds the lock: a PostgreSQL advisory lock or a MariaDB GET_LOCK taken on a
-  // connection of its own. SQLite's lock is an in-process flag per database file, exercised by
-  // the two-app race below.
+  // Another process holds the lock, taken as the library takes it: on PostgreSQL a
+  // transaction-scoped advisory lock in an open transaction (a session lock would stay on a pooled
+  // server connection behind PgBouncer), on MariaDB a GET_LOCK on a connection of its own. SQLite's
+  // lock is an in-process flag per database file, exercised by the two-app race below.
   itIf(testDatabase !== 'sqlite')('a run finds the database-wide lock held and skips the tick; the next run recovers', async () => {
     const stuck = await h.stuckScheduled();
     const mariadb = testDatabase === 'mariadb';
@@ -549,10 +551,11 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
       ? [`geneva_drive_housekeeping:${harness.schema}`]
       : [0x4744484b, `${harness.schema}.geneva_drive_workflows`];
     try {
+      if (!mariadb) await runner.startTransaction();
       const [{ locked }] = (await runner.query(
         mariadb
           ? 'SELECT GET_LOCK(?, 0) AS locked'
-          : 'SELECT pg_try_advisory_lock($1::int, hashtext($2::text)) AS locked',
+          : 'SELECT pg_try_advisory_xact_lock($1::int, hashtext($2::text)) AS locked',
         key,
       )) as Array<{ locked: boolean | number }>;
       expect(Boolean(locked)).toBe(true);
@@ -561,10 +564,8 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
         stuck.execution.id,
       );
     } finally {
-      await runner.query(
-        mariadb ? 'SELECT RELEASE_LOCK(?)' : 'SELECT pg_advisory_unlock($1::int, hashtext($2::text))',
-        key,
-      );
+      if (mariadb) await runner.query('SELECT RELEASE_LOCK(?)', key);
+      else if (runner.isTransactionActive) await runner.commitTransaction();
       await runner.release();
       await holder.destroy();
     }
@@ -619,6 +620,137 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
     }
   });
 });
+
+/** The housekeeping lock's key in pg_locks: "GDHK", then hashtext of the schema-qualified table. */
+const HOUSEKEEPING_LOCKS_HELD = `
+  SELECT count(*)::int AS n FROM pg_locks
+  WHERE locktype = 'advisory' AND granted
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND classid = $1::bigint::oid
+    AND objid = (hashtext($2::text)::bigint & 4294967295)::oid
+    AND objsubid = 2`;
+
+/** Backends waiting for a lock on a table (or index) of the schema. */
+const WAITING_ON_SCHEMA = `
+  SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l
+  JOIN pg_class c ON c.oid = l.relation
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE l.locktype = 'relation' AND NOT l.granted AND n.nspname = $1`;
+
+// Two processes of one deployment (two apps on one schema) race for a tick. The run that takes the
+// lock is held inside it by a transaction that locks the engine's tables, so the other run must
+// find the lock taken; afterwards the lock must be free again on every connection. PostgreSQL only
+// (LOCK TABLE and pg_locks make the race observable); the test-pgbouncer stage runs it through
+// PgBouncer in transaction mode, where a session-level advisory lock excludes nothing (lock and
+// unlock land on different server connections) and stays behind on a pooled connection.
+describeOn('postgres')(
+  `housekeeping lock, two apps on one schema (PostgreSQL${testPooler ? ' through PgBouncer' : ''})`,
+  () => {
+    let apps: EngineHarness[] = [];
+    const logs: string[][] = [[], []];
+    const capture = (into: string[]) => ({
+      log: (message: unknown) => into.push(String(message)),
+      warn: (message: unknown) => into.push(String(message)),
+      error: (message: unknown) => into.push(String(message)),
+    });
+
+    beforeAll(async () => {
+      const first = await EngineHarness.boot({
+        workflows: HOUSEKEEPING_WORKFLOWS,
+        providers: [StepScript, IterationScript],
+        entities: [Order],
+        options: { housekeeping: { enabled: false }, logger: capture(logs[0]) },
+      });
+      apps = [first];
+      apps.push(
+        await EngineHarness.boot({
+          workflows: HOUSEKEEPING_WORKFLOWS,
+          providers: [StepScript, IterationScript],
+          entities: [Order],
+          reuse: { schema: first.schema, prefix: first.prefix },
+          options: { housekeeping: { enabled: false }, worker: false, logger: capture(logs[1]) },
+        }),
+      );
+    });
+
+    afterAll(async () => {
+      await apps[1]?.closeApp();
+      await apps[0]?.close();
+    });
+
+    /** What app `i`'s runs reported since `mark`: 'Completed' or 'Skipped', in order. */
+    const outcomes = (i: number, mark: number) =>
+      logs[i]
+        .slice(mark)
+        .map((line) => /^\[Housekeeping\] (Completed|Skipped)\b/.exec(line)?.[1])
+        .filter((outcome) => outcome !== undefined);
+
+    it('two concurrent runs: exactly one runs and the other skips, then the lock is free again for either (raced, many rounds)', async () => {
+      const schema = apps[0].schema;
+      const key = [0x4744484b, `${schema}.geneva_drive_workflows`];
+      const tables = ['geneva_drive_workflows', 'geneva_drive_step_executions', 'geneva_drive_signals']
+        .map((table) => `"${schema}"."${table}"`)
+        .join(', ');
+      // One connection for the table locks and the observations: behind PgBouncer an open
+      // transaction keeps its server connection, and the pool of four stays free for the runs.
+      const blocker = apps[0].dataSource.createQueryRunner();
+      await blocker.connect();
+      const count = async (sql: string, params: unknown[]) =>
+        ((await blocker.query(sql, params)) as Array<{ n: number }>)[0].n;
+      const locksHeld = () => count(HOUSEKEEPING_LOCKS_HELD, key);
+      const waiting = () => count(WAITING_ON_SCHEMA, [schema]);
+      try {
+        for (let round = 0; round < 5; round++) {
+          const marks = logs.map((lines) => lines.length);
+          await blocker.startTransaction();
+          await blocker.query(`LOCK TABLE ${tables} IN ACCESS EXCLUSIVE MODE`);
+          const settled: number[] = [];
+          const runs = apps.map((app, i) =>
+            app
+              .get(HousekeepingService)
+              .run()
+              .then((result) => {
+                settled.push(i);
+                return result;
+              }),
+          );
+          // Until the holder waits on the tables and the other run is done; two runs waiting on
+          // the tables would mean both took the lock.
+          for (;;) {
+            const blocked = await waiting();
+            if ((settled.length > 0 && blocked > 0) || blocked > 1 || settled.length > 1) break;
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+          expect({ settled: settled.length, waiting: await waiting() }).toEqual({
+            settled: 1,
+            waiting: 1,
+          });
+          const skipper = settled[0];
+          const holder = 1 - skipper;
+          expect(await runs[skipper]).toEqual(ZERO);
+          expect(outcomes(skipper, marks[skipper])).toEqual(['Skipped']);
+          expect(await locksHeld()).toBe(1);
+
+          await blocker.commitTransaction();
+          await runs[holder];
+          expect(outcomes(holder, marks[holder])).toEqual(['Completed']);
+          // Released on the server: nothing is left behind on any (pooled) connection.
+          expect(await locksHeld()).toBe(0);
+          // And taken again, by either app, on whichever connection: a leaked lock makes one skip.
+          for (const i of [0, 1, 1, 0]) {
+            const mark = logs[i].length;
+            await apps[i].get(HousekeepingService).run();
+            expect(outcomes(i, mark)).toEqual(['Completed']);
+          }
+          expect(await locksHeld()).toBe(0);
+        }
+      } finally {
+        if (blocker.isTransactionActive) await blocker.rollbackTransaction();
+        await blocker.release();
+      }
+    });
+  },
+);
 
 describe('housekeeping (PostgreSQL + BullMQ), cancel', () => {
   let harness: EngineHarness;
