@@ -25,7 +25,7 @@ interface Deployment {
  * no statement of one deployment may run against the other's schema.
  *
  * Only in the PgBouncer run (.ci/run's test-pgbouncer stage: GENEVA_TEST_POOLER=pgbouncer,
- * PGPORT=6432, test/pgbouncer/start.sh); on a direct connection every connection is a deployment's
+ * PGPORT=6433, test/pgbouncer/start.sh); on a direct connection every connection is a deployment's
  * own, and the other specs cover that.
  */
 describeIf(testPooler === 'pgbouncer')(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Starts PgBouncer (transaction mode, 127.0.0.1:6432, test/pgbouncer/pgbouncer.ini) in front of the
+# Starts PgBouncer (transaction mode, 127.0.0.1:6433, test/pgbouncer/pgbouncer.ini) in front of the
 # local PostgreSQL unless something already answers there, then waits until
-# `psql -h 127.0.0.1 -p 6432 -U postgres test -c 'select 1'` works (30 s at most).
+# `psql -h 127.0.0.1 -p 6433 -U postgres test -c 'select 1'` works (30 s at most).
 # PgBouncer refuses to run as root: as root it runs as the `postgres` user.
 # Stop it with: kill "$(cat /tmp/geneva-drive-pgbouncer/pgbouncer.pid)"
 set -euo pipefail
@@ -9,7 +9,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # Must match logfile, pidfile and auth_file in pgbouncer.ini.
 RUN_DIR=/tmp/geneva-drive-pgbouncer
-PORT=6432
+PORT=6433
 
 answers() {
   psql -h 127.0.0.1 -p "${PORT}" -U postgres test -Atc 'select 1' >/dev/null 2>&1

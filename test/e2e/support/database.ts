@@ -28,7 +28,7 @@ export const testDatabaseLabel = { postgres: 'PostgreSQL', mariadb: 'MariaDB', s
 /**
  * The connection pooler between the suite and PostgreSQL, if any: `GENEVA_TEST_POOLER=pgbouncer`
  * when PG* point at PgBouncer in transaction mode (test/pgbouncer, .ci/run's test-pgbouncer stage:
- * `PGPORT=6432`). Every connection the suite opens through `postgresConnection` then goes through
+ * `PGPORT=6433`). Every connection the suite opens through `postgresConnection` then goes through
  * it. Specs that cannot work through a transaction pooler by their nature skip themselves on it
  * (`describeIf(testPooler === null)`, saying why).
  */
@@ -48,7 +48,7 @@ function readTestPooler(): TestPooler | null {
 
 export const testPooler: TestPooler | null = readTestPooler();
 
-/** PostgreSQL of the test machine; PG* variables override (PGPORT=6432: through PgBouncer). */
+/** PostgreSQL of the test machine; PG* variables override (PGPORT=6433: through PgBouncer). */
 export const postgresConnection = {
   type: 'postgres' as const,
   host: process.env.PGHOST ?? '127.0.0.1',
