@@ -15,6 +15,7 @@ import { PostgresClientErrorGuard } from './adapters/typeorm/postgres-client-err
 import { WorkflowRows } from './adapters/typeorm/workflow-rows';
 import { JobDispatcher } from './queue/job-dispatcher';
 import { HeroResolver } from './adapters/typeorm/hero-resolver';
+import { ExecutionColumns } from './adapters/typeorm/execution-columns';
 import { HousekeepingQueries } from './adapters/typeorm/housekeeping-queries';
 import { TypeOrmWorkflowRepository } from './adapters/typeorm/typeorm-workflow.repository';
 import { WorkflowRepository } from './ports/workflow.repository';
@@ -47,6 +48,7 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   HeroResolver,
   SignalRows,
   HousekeepingQueries,
+  ExecutionColumns,
   TypeOrmWorkflowRepository,
   { provide: WorkflowRepository, useExisting: TypeOrmWorkflowRepository },
   SignalRendezvous,

@@ -31,7 +31,12 @@ export function bootEngine(options: BenchEngineOptions): Promise<EngineHarness> 
   return EngineHarness.boot({
     workflows: options.workflows,
     entities: [Order, ...(options.entities ?? [])],
-    options: { queues: { 'geneva-drive': { concurrency } }, worker: options.worker ?? true },
+    options: {
+      queues: { 'geneva-drive': { concurrency } },
+      worker: options.worker ?? true,
+      // BENCH_PREPARED_STATEMENTS=true measures the opt-in named statements (default: unnamed).
+      ...(process.env.BENCH_PREPARED_STATEMENTS === 'true' ? { preparedStatements: true } : {}),
+    },
     extra: { max: concurrency + 10 },
     reuse: options.reuse,
   });

@@ -23,7 +23,6 @@ import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
  */
 export const RECONCILE_GRACE_MS = 5_000;
 
-
 /** What one reconciliation did. */
 export interface ReconciliationResult {
   /** `scheduled` executions whose job was looked up. */
@@ -96,7 +95,11 @@ export class ScheduledJobReconciler {
     const settledBefore = new Date(Date.now() - (options.graceMs ?? RECONCILE_GRACE_MS));
     let after: StepExecutionEntity | null = null;
     while (!shouldStop()) {
-      const { executions, workflows } = await this.repository.scheduledExecutions(settledBefore, batchSize, after);
+      const { executions, workflows } = await this.repository.scheduledExecutions(
+        settledBefore,
+        batchSize,
+        after,
+      );
       const candidates = this.candidates(executions, workflows);
       result.checked += candidates.length;
       for (const candidate of await this.lost(inspector, candidates)) {

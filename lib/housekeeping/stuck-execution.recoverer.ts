@@ -149,7 +149,11 @@ export class StuckExecutionRecoverer {
     workflow: WorkflowEntity,
     execution: StepExecutionEntity,
   ): Promise<void> {
-    await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'recovered'));
+    await this.repository.updateExecution(
+      uow,
+      execution,
+      terminalTransition('canceled', 'recovered'),
+    );
     if (workflow.state === 'finished' || workflow.state === 'canceled') return;
     await this.repository.updateWorkflow(uow, workflow, {
       state: 'canceled',
@@ -172,10 +176,18 @@ export class StuckExecutionRecoverer {
   ): Promise<Error | null> {
     if (workflow.state === 'finished' || workflow.state === 'canceled') {
       // The workflow ended while the step hung: nothing will run again.
-      await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'recovered'));
+      await this.repository.updateExecution(
+        uow,
+        execution,
+        terminalTransition('canceled', 'recovered'),
+      );
       return null;
     }
-    await this.repository.updateExecution(uow, execution, terminalTransition('completed', 'recovered'));
+    await this.repository.updateExecution(
+      uow,
+      execution,
+      terminalTransition('completed', 'recovered'),
+    );
     const step = definition.steps.named(execution.stepName);
     if (workflow.state === 'paused') {
       // An operator paused it mid-step: point at the step so resume() runs it again; a resumable

@@ -207,7 +207,10 @@ export abstract class WorkflowRepository {
   abstract findSignal(tx: RepositoryTransaction, id: string): Promise<SignalEntity | null>;
 
   /** Signals not yet consumed, oldest first (FIFO). */
-  abstract attachableSignals(tx: RepositoryTransaction, workflowId: string): Promise<SignalEntity[]>;
+  abstract attachableSignals(
+    tx: RepositoryTransaction,
+    workflowId: string,
+  ): Promise<SignalEntity[]>;
 
   /** Executions parked waiting for a signal, oldest first. */
   abstract waitingExecutions(
@@ -259,7 +262,10 @@ export abstract class WorkflowRepository {
    * A resumable step's checkpoint: writes the cursor outside any transaction; resolves the
    * workflow's state when the same statement could read it, else null.
    */
-  abstract writeCursor(execution: StepExecutionEntity, cursor: unknown): Promise<WorkflowState | null>;
+  abstract writeCursor(
+    execution: StepExecutionEntity,
+    cursor: unknown,
+  ): Promise<WorkflowState | null>;
 
   /** The workflow's state alone (the checkpoint's pause/cancel check). */
   abstract workflowState(workflowId: string): Promise<WorkflowState | null>;
@@ -305,5 +311,7 @@ export abstract class WorkflowRepository {
   abstract workflowCounts(): Promise<Array<{ type: string; state: WorkflowState; count: number }>>;
 
   /** Parked executions by class (only those waiting since before the date, when given). */
-  abstract waitingCounts(waitingSinceBefore?: Date): Promise<Array<{ type: string; count: number }>>;
+  abstract waitingCounts(
+    waitingSinceBefore?: Date,
+  ): Promise<Array<{ type: string; count: number }>>;
 }

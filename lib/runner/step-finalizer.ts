@@ -14,7 +14,11 @@ import {
   selectPolicy,
   type ExceptionDecision,
 } from './exception-decision';
-import { errorColumns, exceptionInfo, terminalTransition } from '../scheduling/execution-transitions';
+import {
+  errorColumns,
+  exceptionInfo,
+  terminalTransition,
+} from '../scheduling/execution-transitions';
 import type { FlowControlRequest } from './flow-control';
 import type { PreparedStep, StepRun } from './prepared-step.interface';
 import type { StepContextImpl } from './step-context';
@@ -270,7 +274,9 @@ export class StepFinalizer {
         } else {
           await this.setExecution(uow, rows, terminalTransition('canceled', 'canceled'));
         }
-        await this.repository.updateWorkflow(uow, workflow, { nextStepName: rows.execution.stepName });
+        await this.repository.updateWorkflow(uow, workflow, {
+          nextStepName: rows.execution.stepName,
+        });
         await this.pauseWorkflow(uow, rows);
         return;
       case 'skip':
@@ -419,7 +425,11 @@ export class StepFinalizer {
   }
 
   /** A clean outcome resolves the attached signal; a skip resolves its step by decree. */
-  private async settleSignal(uow: RepositoryTransaction, rows: Rows, skipped: boolean): Promise<void> {
+  private async settleSignal(
+    uow: RepositoryTransaction,
+    rows: Rows,
+    skipped: boolean,
+  ): Promise<void> {
     const { execution } = rows;
     await this.rendezvous.settle(uow, execution.signalId, skipped ? [execution.stepName] : []);
   }

@@ -38,11 +38,19 @@ export class StepInvoker {
     const { definition, step, workflow, execution, hero, receivedSignal, logger } = prepared;
     const instance = definition.instance as WorkflowHooks & Record<string, unknown>;
     const resumable = step.kind === 'resumable';
-    const ctx = new StepContextImpl<unknown>(workflow, hero, execution, receivedSignal, logger, resumable);
+    const ctx = new StepContextImpl<unknown>(
+      workflow,
+      hero,
+      execution,
+      receivedSignal,
+      logger,
+      resumable,
+    );
     const iterable = resumable ? this.iterableFor(prepared, runOptions) : null;
     let error: Error | null = null;
     const capture = (thrown: unknown) => {
-      if (!(thrown instanceof FlowControlSignal) && !(thrown instanceof StepInterruption)) error ??= asError(thrown);
+      if (!(thrown instanceof FlowControlSignal) && !(thrown instanceof StepInterruption))
+        error ??= asError(thrown);
     };
     const body = async () => {
       try {
@@ -62,7 +70,9 @@ export class StepInvoker {
           await body();
         });
         if (!nextCalled) {
-          logger.warn('aroundStepExecution never called next(): the step completes without running its body');
+          logger.warn(
+            'aroundStepExecution never called next(): the step completes without running its body',
+          );
         }
       } else {
         await body();
@@ -90,7 +100,8 @@ export class StepInvoker {
         stateAtWrite = null;
         if (!runOptions.interruptible) return null;
         if (maxIterations !== null && iterations >= maxIterations) return 'maxIterations';
-        if (step.maxRuntimeMs !== null && Date.now() - startedAt >= step.maxRuntimeMs) return 'maxRuntime';
+        if (step.maxRuntimeMs !== null && Date.now() - startedAt >= step.maxRuntimeMs)
+          return 'maxRuntime';
         if (this.shutdown.requested) return 'shutdown';
         const state = observed ?? (await this.repository.workflowState(workflow.id));
         return state === 'paused' || state === 'canceled' ? `workflow ${state}` : null;
@@ -101,7 +112,12 @@ export class StepInvoker {
       stateAtWrite = await this.repository.writeCursor(execution, cursor);
       execution.cursor = cursor;
     };
-    return new IterableStepImpl(execution.cursor, execution.continuesFromId !== null, writeCursor, interrupter);
+    return new IterableStepImpl(
+      execution.cursor,
+      execution.continuesFromId !== null,
+      writeCursor,
+      interrupter,
+    );
   }
 
   private checkCursorSize(cursor: unknown, stepName: string): void {
@@ -117,9 +133,14 @@ export class StepInvoker {
   }
 }
 
-function resultOf(ctx: StepContextImpl<unknown>, interruption: StepInterruption | null, error: Error | null): StepResult {
+function resultOf(
+  ctx: StepContextImpl<unknown>,
+  interruption: StepInterruption | null,
+  error: Error | null,
+): StepResult {
   if (ctx.request) return { kind: 'flow', request: ctx.request, swallowedError: error };
-  if (interruption) return { kind: 'interrupted', reason: interruption.reason, waitMs: interruption.waitMs };
+  if (interruption)
+    return { kind: 'interrupted', reason: interruption.reason, waitMs: interruption.waitMs };
   if (error) return { kind: 'error', error };
   return { kind: 'completed' };
 }

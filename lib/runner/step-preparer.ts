@@ -96,7 +96,11 @@ export class StepPreparer {
       return { kind: 'stop', raise: null };
     }
     if (workflow.state !== 'ready' && workflow.state !== 'performing') {
-      await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
+      await this.repository.updateExecution(
+        uow,
+        execution,
+        terminalTransition('canceled', 'canceled'),
+      );
       return { kind: 'stop', raise: null };
     }
     const definition = this.registry.findByName(workflow.type);
@@ -111,7 +115,11 @@ export class StepPreparer {
     const hero = await this.loadHero(uow, workflow);
     if (hero === null && !definition.mayProceedWithoutHero) {
       logger.log('Hero is missing, canceling the workflow');
-      await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
+      await this.repository.updateExecution(
+        uow,
+        execution,
+        terminalTransition('canceled', 'canceled'),
+      );
       await this.repository.updateWorkflow(uow, workflow, {
         state: 'canceled',
         transitionedAt: new Date(),
@@ -131,7 +139,11 @@ export class StepPreparer {
       return { kind: 'stop', raise: error };
     }
     if (step.kind === 'removed') {
-      await this.repository.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
+      await this.repository.updateExecution(
+        uow,
+        execution,
+        terminalTransition('skipped', 'skipped'),
+      );
       await this.rendezvous.settle(uow, execution.signalId, [step.name]);
       await this.repository.updateWorkflow(uow, workflow, {
         state: 'ready',
@@ -162,7 +174,11 @@ export class StepPreparer {
     );
     publish(() => publishPrecondition({ workflow, execution, step }, verdict));
     if (verdict === 'cancel') {
-      await this.repository.updateExecution(uow, execution, terminalTransition('canceled', 'canceled'));
+      await this.repository.updateExecution(
+        uow,
+        execution,
+        terminalTransition('canceled', 'canceled'),
+      );
       await this.repository.updateWorkflow(uow, workflow, {
         state: 'canceled',
         transitionedAt: new Date(),
@@ -170,7 +186,11 @@ export class StepPreparer {
       return { kind: 'stop', raise: null };
     }
     if (verdict === 'skip') {
-      await this.repository.updateExecution(uow, execution, terminalTransition('skipped', 'skipped'));
+      await this.repository.updateExecution(
+        uow,
+        execution,
+        terminalTransition('skipped', 'skipped'),
+      );
       await this.rendezvous.settle(uow, execution.signalId, [step.name]);
       await this.repository.updateWorkflow(uow, workflow, {
         state: 'ready',
@@ -206,7 +226,10 @@ export class StepPreparer {
     };
   }
 
-  private async loadHero(uow: RepositoryTransaction, workflow: WorkflowEntity): Promise<object | null> {
+  private async loadHero(
+    uow: RepositoryTransaction,
+    workflow: WorkflowEntity,
+  ): Promise<object | null> {
     if (!workflow.heroType || !workflow.heroId) return null;
     return this.repository.loadHero(uow, workflow.heroType, workflow.heroId);
   }

@@ -125,8 +125,7 @@ export class WorkflowRunner {
     let workflowId = jobWorkflowId && isUuid(jobWorkflowId) ? jobWorkflowId : undefined;
     for (let attempt = 1; attempt <= LOOKUP_ATTEMPTS; attempt++) {
       if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, LOOKUP_INTERVAL_MS));
-      workflowId ??= (await this.repository.findExecution(stepExecutionId))
-        ?.workflowId;
+      workflowId ??= (await this.repository.findExecution(stepExecutionId))?.workflowId;
       if (!workflowId) continue;
       const lockedWorkflowId = workflowId;
       let preparation: Preparation | { kind: 'missing' };
@@ -175,26 +174,27 @@ export class WorkflowRunner {
     error: Error,
     phase: ExceptionPhase,
   ): Promise<FinalizeOutcome> {
-    return this.repository.transaction(
-      async (uow) => {
-        const { workflow, execution } = await this.repository.lockForStep(uow, workflowId, executionId);
-        const definition = workflow && this.registry.findByName(workflow.type);
-        if (!workflow || !execution || !definition || execution.state !== 'scheduled') {
-          return { raise: error, report: null };
-        }
-        const logger = this.preparer.loggerFor(workflow, execution);
-        const rows = this.finalizer.rowsFor(workflow, execution, definition, logger);
-        const ctx = new StepContextImpl<unknown>(
-          workflow,
-          null,
-          execution,
-          null,
-          logger,
-          rows.step?.kind === 'resumable',
-        );
-        return this.finalizer.applyException(uow, rows, error, phase, ctx);
-      },
-      HOT_PATH,
-    );
+    return this.repository.transaction(async (uow) => {
+      const { workflow, execution } = await this.repository.lockForStep(
+        uow,
+        workflowId,
+        executionId,
+      );
+      const definition = workflow && this.registry.findByName(workflow.type);
+      if (!workflow || !execution || !definition || execution.state !== 'scheduled') {
+        return { raise: error, report: null };
+      }
+      const logger = this.preparer.loggerFor(workflow, execution);
+      const rows = this.finalizer.rowsFor(workflow, execution, definition, logger);
+      const ctx = new StepContextImpl<unknown>(
+        workflow,
+        null,
+        execution,
+        null,
+        logger,
+        rows.step?.kind === 'resumable',
+      );
+      return this.finalizer.applyException(uow, rows, error, phase, ctx);
+    }, HOT_PATH);
   }
 }

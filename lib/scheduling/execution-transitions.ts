@@ -3,12 +3,13 @@ import type { StepExecutionOutcome } from '../interfaces/states.interface';
 
 type TerminalState = 'completed' | 'failed' | 'canceled' | 'skipped';
 
-const TIMESTAMP_OF: Record<TerminalState, 'completedAt' | 'failedAt' | 'canceledAt' | 'skippedAt'> = {
-  completed: 'completedAt',
-  failed: 'failedAt',
-  canceled: 'canceledAt',
-  skipped: 'skippedAt',
-};
+const TIMESTAMP_OF: Record<TerminalState, 'completedAt' | 'failedAt' | 'canceledAt' | 'skippedAt'> =
+  {
+    completed: 'completedAt',
+    failed: 'failedAt',
+    canceled: 'canceledAt',
+    skipped: 'skippedAt',
+  };
 
 /** The changes of a terminal transition: state, outcome, its timestamp and `finished_at`. */
 export function terminalTransition(
@@ -23,7 +24,11 @@ export function terminalTransition(
  * The error as stored in `metadata.exception`: well-formed Unicode (see `wellFormedText`); NUL
  * stays, JSON carries it escaped.
  */
-export function exceptionInfo(error: Error): { class: string; message: string; backtrace: string[] } {
+export function exceptionInfo(error: Error): {
+  class: string;
+  message: string;
+  backtrace: string[];
+} {
   return {
     class: wellFormedText(errorClassName(error)),
     message: wellFormedText(error.message),

@@ -52,7 +52,13 @@ export class WorkflowScheduler {
       await this.finishWorkflow(uow, workflow);
       return null;
     }
-    const { execution, jobOptions } = await this.insertExecution(uow, workflow, definition, next, next.waitMs);
+    const { execution, jobOptions } = await this.insertExecution(
+      uow,
+      workflow,
+      definition,
+      next,
+      next.waitMs,
+    );
     if (chain?.claim(next, jobOptions, this.options.defaultQueue, execution.scheduledFor)) {
       return { execution, inProcess: true };
     }
@@ -68,7 +74,12 @@ export class WorkflowScheduler {
     step: StepDefinition,
     execution: StepExecutionEntity,
   ): Promise<void> {
-    await this.enqueue(uow, execution, this.mergedJobOptions(definition, workflow, step), execution.id);
+    await this.enqueue(
+      uow,
+      execution,
+      this.mergedJobOptions(definition, workflow, step),
+      execution.id,
+    );
   }
 
   /** The workflow ends: `finished`, with current and next step names cleared. */
@@ -94,7 +105,14 @@ export class WorkflowScheduler {
     waitMs: number | null,
     extras: NewExecutionExtras = {},
   ): Promise<StepExecutionEntity> {
-    const { execution, jobOptions } = await this.insertExecution(uow, workflow, definition, step, waitMs, extras);
+    const { execution, jobOptions } = await this.insertExecution(
+      uow,
+      workflow,
+      definition,
+      step,
+      waitMs,
+      extras,
+    );
     await this.enqueue(uow, execution, jobOptions, execution.id);
     return execution;
   }
@@ -152,17 +170,25 @@ export class WorkflowScheduler {
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     execution: StepExecutionEntity,
-    changes: Partial<Pick<StepExecutionEntity, 'metadata' | 'state' | 'signalId' | 'scheduledFor' | 'waitingSince'>> = {},
+    changes: Partial<
+      Pick<StepExecutionEntity, 'metadata' | 'state' | 'signalId' | 'scheduledFor' | 'waitingSince'>
+    > = {},
   ): Promise<void> {
     const step = definition.steps.named(execution.stepName);
-    const jobOptions = step ? this.mergedJobOptions(definition, workflow, step) : this.baseJobOptions(definition, workflow);
+    const jobOptions = step
+      ? this.mergedJobOptions(definition, workflow, step)
+      : this.baseJobOptions(definition, workflow);
     const jobId = nextJobId(execution.id, execution.jobId);
     await this.repository.updateExecution(uow, execution, { ...changes, jobId });
     await this.enqueue(uow, execution, jobOptions, jobId);
   }
 
   /** Class < instance (workflow metadata) < step job options. */
-  mergedJobOptions(definition: WorkflowDefinition, workflow: WorkflowEntity, step: StepDefinition): StepJobOptions {
+  mergedJobOptions(
+    definition: WorkflowDefinition,
+    workflow: WorkflowEntity,
+    step: StepDefinition,
+  ): StepJobOptions {
     return { ...this.baseJobOptions(definition, workflow), ...step.jobOptions };
   }
 
@@ -177,7 +203,8 @@ export class WorkflowScheduler {
     const now = Date.now();
     if (waitMs !== null) return new Date(now + waitMs);
     if (jobOptions.waitUntil) return new Date(Math.max(now, jobOptions.waitUntil.getTime()));
-    if (jobOptions.wait !== undefined) return new Date(now + parseDuration(jobOptions.wait, 'job option wait'));
+    if (jobOptions.wait !== undefined)
+      return new Date(now + parseDuration(jobOptions.wait, 'job option wait'));
     return new Date(now);
   }
 

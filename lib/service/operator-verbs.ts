@@ -59,14 +59,21 @@ export class OperatorVerbs {
       }
       const current = await this.repository.currentExecution(uow, locked.id);
       if (current?.state === 'in_progress') {
-        await this.repository.updateWorkflow(uow, locked, { state: 'performing', transitionedAt: null });
+        await this.repository.updateWorkflow(uow, locked, {
+          state: 'performing',
+          transitionedAt: null,
+        });
         return;
       }
       if (current) {
         await this.repository.updateWorkflow(uow, locked, { state: 'ready', transitionedAt: null });
         const currentStep = definition.steps.named(current.stepName);
         if (current.state === 'waiting' && currentStep?.kind === 'removed') {
-          await this.repository.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
+          await this.repository.updateExecution(
+            uow,
+            current,
+            terminalTransition('skipped', 'skipped'),
+          );
           await this.rendezvous.settle(uow, current.signalId, [current.stepName]);
           await this.repository.updateWorkflow(uow, locked, {
             currentStepName: null,
@@ -184,7 +191,11 @@ export class OperatorVerbs {
       if (locked.state === 'ready') {
         const current = await this.repository.currentExecution(uow, locked.id);
         if (current) {
-          await this.repository.updateExecution(uow, current, terminalTransition('skipped', 'skipped'));
+          await this.repository.updateExecution(
+            uow,
+            current,
+            terminalTransition('skipped', 'skipped'),
+          );
           await this.rendezvous.settle(uow, current.signalId, [current.stepName]);
           reference = current.stepName;
         }
@@ -211,7 +222,11 @@ export class OperatorVerbs {
       }
       const current = await this.repository.currentExecution(uow, locked.id);
       if (current && current.state !== 'in_progress') {
-        await this.repository.updateExecution(uow, current, terminalTransition('canceled', 'canceled'));
+        await this.repository.updateExecution(
+          uow,
+          current,
+          terminalTransition('canceled', 'canceled'),
+        );
       }
       await this.repository.updateWorkflow(uow, locked, {
         state: 'canceled',
@@ -266,7 +281,10 @@ export class OperatorVerbs {
     });
   }
 
-  private async loadHero(uow: RepositoryTransaction, workflow: WorkflowEntity): Promise<object | null> {
+  private async loadHero(
+    uow: RepositoryTransaction,
+    workflow: WorkflowEntity,
+  ): Promise<object | null> {
     if (!workflow.heroType || !workflow.heroId) return null;
     return this.repository.loadHero(uow, workflow.heroType, workflow.heroId);
   }

@@ -65,32 +65,35 @@ export class WorkflowService {
         `${definition.name} instance stepJobOptions (start)`,
       );
     }
-    return this.repository.transaction(async (uow) => {
-      let created: WorkflowEntity;
-      try {
-        created = await this.repository.insertWorkflow(uow, {
-          type: definition.name,
-          heroType: identity?.heroType ?? null,
-          heroId: identity?.heroId ?? null,
-          allowMultiple: opts.allowMultiple ?? false,
-          metadata: Object.keys(metadata).length > 0 ? metadata : null,
-        });
-      } catch (error) {
-        if (!this.repository.isUniqueViolation(error)) throw error;
-        throw new WorkflowAlreadyOngoingError(
-          `An ongoing ${definition.name} already exists for ${identity?.heroType} ${identity?.heroId}. ` +
-            'Wait for it to finish, cancel it, or pass allowMultiple: true.',
+    return this.repository.transaction(
+      async (uow) => {
+        let created: WorkflowEntity;
+        try {
+          created = await this.repository.insertWorkflow(uow, {
+            type: definition.name,
+            heroType: identity?.heroType ?? null,
+            heroId: identity?.heroId ?? null,
+            allowMultiple: opts.allowMultiple ?? false,
+            metadata: Object.keys(metadata).length > 0 ? metadata : null,
+          });
+        } catch (error) {
+          if (!this.repository.isUniqueViolation(error)) throw error;
+          throw new WorkflowAlreadyOngoingError(
+            `An ongoing ${definition.name} already exists for ${identity?.heroType} ${identity?.heroId}. ` +
+              'Wait for it to finish, cancel it, or pass allowMultiple: true.',
+          );
+        }
+        const first = definition.steps.nextAfter(null);
+        if (first)
+          await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
+        else await this.scheduler.finishWorkflow(uow, created);
+        this.logger.log(
+          `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
         );
-      }
-      const first = definition.steps.nextAfter(null);
-      if (first)
-        await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
-      else await this.scheduler.finishWorkflow(uow, created);
-      this.logger.log(
-        `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
-      );
-      return created;
-    }, { caller: opts.manager });
+        return created;
+      },
+      { caller: opts.manager },
+    );
   }
 
   /**

@@ -81,7 +81,11 @@ export class SignalRendezvous {
    * consumed once every attached chain's latest execution ended cleanly. Steps in
    * `resolvedByDecree` (skipped ones) count as resolved whatever their executions say.
    */
-  async settle(uow: RepositoryTransaction, signalId: string | null, resolvedByDecree: string[] = []): Promise<void> {
+  async settle(
+    uow: RepositoryTransaction,
+    signalId: string | null,
+    resolvedByDecree: string[] = [],
+  ): Promise<void> {
     if (!signalId) return;
     const signal = await this.repository.findSignal(uow, signalId);
     if (!signal) return;
@@ -92,14 +96,20 @@ export class SignalRendezvous {
     await this.repository.updateSignal(uow, signal, changes);
   }
 
-  private async fullyResolved(uow: RepositoryTransaction, signal: SignalEntity, resolvedByDecree: string[]): Promise<boolean> {
+  private async fullyResolved(
+    uow: RepositoryTransaction,
+    signal: SignalEntity,
+    resolvedByDecree: string[],
+  ): Promise<boolean> {
     const attached = (await this.repository.attachedExecutions(uow, signal.id)).filter(
       (execution) => !resolvedByDecree.includes(execution.stepName),
     );
     if (attached.some((execution) => ACTIVE_STATES.includes(execution.state))) return false;
     const latestByStep = new Map<string, StepExecutionEntity>();
     for (const execution of attached) latestByStep.set(execution.stepName, execution);
-    return [...latestByStep.values()].every((execution) => CLEAN_OUTCOMES.includes(execution.outcome ?? ''));
+    return [...latestByStep.values()].every((execution) =>
+      CLEAN_OUTCOMES.includes(execution.outcome ?? ''),
+    );
   }
 
   private async firstMatching(

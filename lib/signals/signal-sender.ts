@@ -34,37 +34,45 @@ export class SignalSender {
     const { payload, idempotencyKey } = this.validate(name, opts);
     await this.requireSignalsMigration();
     if (!isUuid(workflowId)) throw workflowNotFound(workflowId);
-    return this.repository.transaction(async (uow) => {
-      const workflow = await this.repository.lockWorkflow(uow, workflowId);
-      if (!workflow) throw workflowNotFound(workflowId);
-      if (idempotencyKey !== null) {
-        const existing = await this.repository.findSignalByKey(uow, workflow.id, name, idempotencyKey);
-        if (existing) {
-          existing.duplicateDelivery = true;
-          return existing;
+    return this.repository.transaction(
+      async (uow) => {
+        const workflow = await this.repository.lockWorkflow(uow, workflowId);
+        if (!workflow) throw workflowNotFound(workflowId);
+        if (idempotencyKey !== null) {
+          const existing = await this.repository.findSignalByKey(
+            uow,
+            workflow.id,
+            name,
+            idempotencyKey,
+          );
+          if (existing) {
+            existing.duplicateDelivery = true;
+            return existing;
+          }
         }
-      }
-      if (workflow.state === 'finished' || workflow.state === 'canceled') {
-        throw new WorkflowNotOngoingError(
-          `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
-        );
-      }
-      const signal = await this.repository.insertSignal(uow, {
-        workflowId: workflow.id,
-        name,
-        idempotencyKey,
-        payload,
-      });
-      if (signal.duplicateDelivery || workflow.state === 'paused') return signal;
-      const definition = this.registry.findByName(workflow.type);
-      if (!definition) return signal;
-      const hero =
-        workflow.heroType && workflow.heroId
-          ? await this.repository.loadHero(uow, workflow.heroType, workflow.heroId)
-          : null;
-      await this.rendezvous.wakeMatching(uow, workflow, definition, signal, { workflow, hero });
-      return signal;
-    }, { caller: opts.manager });
+        if (workflow.state === 'finished' || workflow.state === 'canceled') {
+          throw new WorkflowNotOngoingError(
+            `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
+          );
+        }
+        const signal = await this.repository.insertSignal(uow, {
+          workflowId: workflow.id,
+          name,
+          idempotencyKey,
+          payload,
+        });
+        if (signal.duplicateDelivery || workflow.state === 'paused') return signal;
+        const definition = this.registry.findByName(workflow.type);
+        if (!definition) return signal;
+        const hero =
+          workflow.heroType && workflow.heroId
+            ? await this.repository.loadHero(uow, workflow.heroType, workflow.heroId)
+            : null;
+        await this.rendezvous.wakeMatching(uow, workflow, definition, signal, { workflow, hero });
+        return signal;
+      },
+      { caller: opts.manager },
+    );
   }
 
   /** Signals need their table; the check is cached and repeated only while it fails. */

@@ -361,7 +361,6 @@ export class WorkflowTestHelper {
   }
 }
 
-
 function positiveInteger(value: unknown, helper: string, option: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
     throw new InvalidArgumentError(

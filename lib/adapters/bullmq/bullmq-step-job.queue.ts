@@ -45,7 +45,10 @@ export class BullmqStepJobQueue
     );
   }
 
-  async jobPresence(queue: string, jobIds: readonly string[]): Promise<Map<string, StepJobPresence>> {
+  async jobPresence(
+    queue: string,
+    jobIds: readonly string[],
+  ): Promise<Map<string, StepJobPresence>> {
     const target = this.queueNamed(queue);
     const presence = new Map<string, StepJobPresence>();
     for (let start = 0; start < jobIds.length; start += PRESENCE_CHUNK) {
@@ -55,7 +58,11 @@ export class BullmqStepJobQueue
         const state = states[index];
         presence.set(
           jobId,
-          state === 'unknown' ? 'missing' : state === 'completed' || state === 'failed' ? 'finished' : 'pending',
+          state === 'unknown'
+            ? 'missing'
+            : state === 'completed' || state === 'failed'
+              ? 'finished'
+              : 'pending',
         );
       });
     }
@@ -74,7 +81,9 @@ export class BullmqStepJobQueue
       }),
     );
     this.producedOnly.clear();
-    await Promise.all(Object.keys(this.options.queues).map((name) => untilReady(this.registeredQueue(name))));
+    await Promise.all(
+      Object.keys(this.options.queues).map((name) => untilReady(this.registeredQueue(name))),
+    );
   }
 
   private registeredQueue(name: string): Queue | null {

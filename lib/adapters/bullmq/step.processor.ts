@@ -12,7 +12,10 @@ export abstract class StepProcessor extends WorkerHost {
   }
 
   async process(job: Job<StepJobData>): Promise<void> {
-    await this.runner.performJob(job.data, { queue: job.queueName, priority: job.opts.priority || undefined });
+    await this.runner.performJob(job.data, {
+      queue: job.queueName,
+      priority: job.opts.priority || undefined,
+    });
   }
 }
 
@@ -26,8 +29,13 @@ export function createStepProcessor(queueName: string, concurrency: number): Typ
       super(runner);
     }
   }
-  Object.defineProperty(QueueStepProcessor, 'name', { value: `GenevaDriveStepProcessor[${queueName}]` });
+  Object.defineProperty(QueueStepProcessor, 'name', {
+    value: `GenevaDriveStepProcessor[${queueName}]`,
+  });
   Reflect.defineMetadata('design:paramtypes', [WorkflowRunner], QueueStepProcessor);
-  Processor({ name: queueName, configKey: GENEVA_DRIVE_BULL_CONFIG_KEY }, { concurrency, autorun: false })(QueueStepProcessor);
+  Processor(
+    { name: queueName, configKey: GENEVA_DRIVE_BULL_CONFIG_KEY },
+    { concurrency, autorun: false },
+  )(QueueStepProcessor);
   return QueueStepProcessor;
 }

@@ -1,4 +1,9 @@
-import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { Worker } from 'bullmq';
 import { InjectResolvedOptions } from '../../options/resolved-options.token';

@@ -79,7 +79,9 @@ export class LibraryTable<E extends object> {
     const shape =
       `U ${assigned.map((column) => column.property).join(' ')} W ` +
       conditions
-        .map(([column, value]) => (Array.isArray(value) ? `${column.property}[${value.length}]` : column.property))
+        .map(([column, value]) =>
+          Array.isArray(value) ? `${column.property}[${value.length}]` : column.property,
+        )
         .join(' ');
     const text = this.text(shape, () => {
       let slot = 0;
@@ -145,7 +147,9 @@ export class LibraryTable<E extends object> {
     if (typeof stored === 'string') return stored;
     if (stored instanceof Date) {
       if (Number.isNaN(stored.getTime()))
-        throw new InvalidArgumentError(`${this.entity.name}.${column.property} is an invalid Date.`);
+        throw new InvalidArgumentError(
+          `${this.entity.name}.${column.property} is an invalid Date.`,
+        );
       return stored.toISOString();
     }
     if (typeof stored === 'number' || typeof stored === 'boolean') return String(stored);
@@ -162,7 +166,8 @@ function singleTransformer(
   if (!Array.isArray(transformer)) return transformer;
   if (transformer.length === 0) return null;
   return {
-    to: (value: unknown) => transformer.reduce((current, step) => step.to(current) as unknown, value),
+    to: (value: unknown) =>
+      transformer.reduce((current, step) => step.to(current) as unknown, value),
     from: (value: unknown) =>
       transformer.reduceRight((current, step) => step.from(current) as unknown, value),
   };

@@ -59,7 +59,11 @@ export class PostgresPipelineQuery {
         if (statement.closeFirst) connection.close({ type: 'S', name: statement.statementName });
         if (statement.parse)
           connection.parse({ text: statement.text, name: statement.statementName, types: [] });
-        connection.bind({ portal: '', statement: statement.statementName, values: statement.values });
+        connection.bind({
+          portal: '',
+          statement: statement.statementName,
+          values: statement.values,
+        });
         connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
       }

@@ -49,15 +49,16 @@ async function runInClientPipeline(
   client: PgClient,
   statements: ReturnType<PostgresStatementNames['plan']>['statements'],
 ): Promise<StatementResult[]> {
-  const sent = statements.map((statement) =>
-    client.query({
-      text: statement.text,
-      values: statement.values,
-    }) as Promise<PgQueryResult>,
+  const sent = statements.map(
+    (statement) =>
+      client.query({
+        text: statement.text,
+        values: statement.values,
+      }) as Promise<PgQueryResult>,
   );
   const settled = await Promise.allSettled(sent);
   const failure = settled.find((outcome) => outcome.status === 'rejected');
-  if (failure) throw (failure).reason;
+  if (failure) throw failure.reason;
   return settled.map((outcome) => {
     const { command, rowCount, rows } = (outcome as PromiseFulfilledResult<PgQueryResult>).value;
     return { command, rowCount, rows };

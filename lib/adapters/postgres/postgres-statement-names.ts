@@ -41,7 +41,8 @@ export class PostgresStatementNames {
       };
     }
     let state = this.connections.get(connection);
-    if (!state) this.connections.set(connection, (state = { parsed: new Set(), uncertain: new Set() }));
+    if (!state)
+      this.connections.set(connection, (state = { parsed: new Set(), uncertain: new Set() }));
     const held = state;
     const parsedNow = new Set<string>();
     const planned = statements.map((statement): PipelinedStatement => {

@@ -1,4 +1,8 @@
-import type { EntitySubscriberInterface, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
+import type {
+  EntitySubscriberInterface,
+  TransactionCommitEvent,
+  TransactionRollbackEvent,
+} from 'typeorm';
 import type { JobDispatcher } from '../../queue/job-dispatcher';
 
 /**

@@ -21,7 +21,7 @@ import {
   type PostgresBatchContext,
 } from '../postgres/postgres-query-batch';
 import type { SchemaFeatures } from '../../ports/workflow.repository';
-import { applyColumnVisibility, detectSchemaFeatures } from './schema-features';
+import { detectSchemaFeatures } from './schema-features';
 import { databaseFamily, hasUtcTimezone, type DatabaseFamily } from './sql-dialect';
 import { UnitOfWork } from './unit-of-work';
 
@@ -104,12 +104,11 @@ export class GenevaDriveDataSource implements OnModuleInit {
   }
 
   /**
-   * Checks the optional columns again (a migration may have run since boot) and maps them in or
-   * out of every read and write accordingly.
+   * Checks the optional columns again (a migration may have run since boot); the library's reads
+   * and writes of executions name only the columns that exist (ExecutionColumns, LibraryTable).
    */
   async refreshSchemaFeatures(): Promise<SchemaFeatures> {
     const features = await detectSchemaFeatures(this.dataSource);
-    applyColumnVisibility(this.dataSource, features);
     if (this.familyName === 'mysql') await adaptMysqlJsonColumns(this.dataSource, features);
     this.schemaFeatures = features;
     return features;

@@ -7,7 +7,6 @@ import { GenevaDriveDataSource } from './geneva-drive-data-source';
 import type { HeroIdentity } from '../../ports/workflow.repository';
 import type { UnitOfWork } from './unit-of-work';
 
-
 /**
  * Maps heroes to `(hero_type, hero_id)` and back: `hero_type` is the TypeORM entity metadata name,
  * `hero_id` the single primary column as a string.

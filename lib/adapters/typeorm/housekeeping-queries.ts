@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { In, type EntityManager, type EntityTarget, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
+import {
+  In,
+  type EntityManager,
+  type EntityTarget,
+  type ObjectLiteral,
+  type SelectQueryBuilder,
+} from 'typeorm';
 import { SignalEntity } from '../../entities/signal.entity';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
@@ -32,7 +38,9 @@ export class HousekeepingQueries {
 
   finishedWorkflowIds(cutoff: Date, limit: number): Promise<string[]> {
     return this.database.transaction(async (uow) => {
-      const rows = await (await uow.manager())
+      const rows = await (
+        await uow.manager()
+      )
         .createQueryBuilder(WorkflowEntity, 'workflow')
         .select('workflow.id', 'id')
         .where('workflow.state IN (:...states)', { states: FINISHED_STATES })
@@ -71,7 +79,9 @@ export class HousekeepingQueries {
 
   deleteFinishedWorkflows(ids: readonly string[], cutoff: Date): Promise<number> {
     return this.database.transaction(async (uow) => {
-      const result = await (await uow.manager())
+      const result = await (
+        await uow.manager()
+      )
         .createQueryBuilder()
         .delete()
         .from(WorkflowEntity)

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import type { SchemaFeatures } from '../../ports/workflow.repository';
-import { isColumnPresent, RESUMABLE_COLUMNS, SIGNAL_COLUMNS } from '../optional-columns';
+import { RESUMABLE_COLUMNS, SIGNAL_COLUMNS } from '../optional-columns';
 
 /**
  * Looks the optional columns and table up in the database. Column by column rather than through
@@ -22,19 +22,5 @@ export async function detectSchemaFeatures(dataSource: DataSource): Promise<Sche
     return { resumable, signals };
   } finally {
     await runner.release();
-  }
-}
-
-/**
- * Hides the columns of a migration that has not run from every ordinary read and write, so
- * everything else keeps working; shows them again once they exist.
- */
-export function applyColumnVisibility(dataSource: DataSource, features: SchemaFeatures): void {
-  const metadata = dataSource.getMetadata(StepExecutionEntity);
-  for (const column of metadata.columns) {
-    const visible = isColumnPresent(features, column.databaseName);
-    column.isSelect = visible;
-    column.isInsert = visible;
-    column.isUpdate = visible;
   }
 }

@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { SignalEntity } from '../../entities/signal.entity';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { isUniqueViolation, lockingRead } from './sql-dialect';
+import { ExecutionColumns } from './execution-columns';
 import type { UnitOfWork } from './unit-of-work';
 
 /**
@@ -13,6 +14,8 @@ import type { UnitOfWork } from './unit-of-work';
  */
 @Injectable()
 export class SignalRows {
+  constructor(private readonly columns: ExecutionColumns) {}
+
   /** The duplicate-signal lookup. */
   async findByKey(
     uow: UnitOfWork,
@@ -33,7 +36,9 @@ export class SignalRows {
   async findById(uow: UnitOfWork, id: string): Promise<SignalEntity | null> {
     return lockingRead(
       uow,
-      (await uow.manager()).createQueryBuilder(SignalEntity, 'signal').where('signal.id = :id', { id }),
+      (await uow.manager())
+        .createQueryBuilder(SignalEntity, 'signal')
+        .where('signal.id = :id', { id }),
     ).getOne();
   }
 
@@ -54,8 +59,11 @@ export class SignalRows {
   async waitingExecutions(uow: UnitOfWork, workflowId: string): Promise<StepExecutionEntity[]> {
     return lockingRead(
       uow,
-      (await uow.manager())
-        .createQueryBuilder(StepExecutionEntity, 'execution')
+      this.columns
+        .selectOn(
+          (await uow.manager()).createQueryBuilder(StepExecutionEntity, 'execution'),
+          'execution',
+        )
         .where('execution.workflowId = :workflowId', { workflowId })
         .andWhere("execution.state = 'waiting'")
         .orderBy('execution.createdAt', 'ASC')
@@ -67,8 +75,11 @@ export class SignalRows {
   async attachedExecutions(uow: UnitOfWork, signalId: string): Promise<StepExecutionEntity[]> {
     return lockingRead(
       uow,
-      (await uow.manager())
-        .createQueryBuilder(StepExecutionEntity, 'execution')
+      this.columns
+        .selectOn(
+          (await uow.manager()).createQueryBuilder(StepExecutionEntity, 'execution'),
+          'execution',
+        )
         .where('execution.signalId = :signalId', { signalId })
         .orderBy('execution.createdAt', 'ASC')
         .addOrderBy('execution.id', 'ASC'),
@@ -129,9 +140,15 @@ export class SignalRows {
     return stored;
   }
 
-  async update(uow: UnitOfWork, signal: SignalEntity, changes: Partial<SignalEntity>): Promise<void> {
+  async update(
+    uow: UnitOfWork,
+    signal: SignalEntity,
+    changes: Partial<SignalEntity>,
+  ): Promise<void> {
     const updatedAt = new Date();
-    await (await uow.manager()).update(SignalEntity, { id: signal.id }, {
+    await (
+      await uow.manager()
+    ).update(SignalEntity, { id: signal.id }, {
       ...changes,
       updatedAt,
     } as QueryDeepPartialEntity<SignalEntity>);

@@ -30,6 +30,7 @@ import { GenevaDriveDataSource } from './geneva-drive-data-source';
 import type { UnitOfWork } from './unit-of-work';
 import { WorkflowRows } from './workflow-rows';
 import { identifyHero } from './hero-arguments';
+import { ExecutionColumns } from './execution-columns';
 import { HousekeepingLock } from './housekeeping.lock';
 import { HousekeepingQueries } from './housekeeping-queries';
 import { HeroResolver } from './hero-resolver';
@@ -52,6 +53,7 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     private readonly heroes: HeroResolver,
     private readonly housekeeping: HousekeepingQueries,
     private readonly housekeepingLock: HousekeepingLock,
+    private readonly columns: ExecutionColumns,
   ) {
     super();
   }
@@ -167,6 +169,7 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
   ): Promise<StepExecutionEntity | null> {
     const manager = tx ? await uow(tx).manager() : this.database.manager;
     return manager.findOne(StepExecutionEntity, {
+      select: this.columns.findSelect(),
       where: { continuesFromId: executionId },
       order: { createdAt: 'DESC', id: 'DESC' },
     });
@@ -174,6 +177,7 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
 
   executionHistory(workflowId: string): Promise<StepExecutionEntity[]> {
     return this.database.manager.find(StepExecutionEntity, {
+      select: this.columns.findSelect(),
       where: { workflowId },
       order: { createdAt: 'ASC', id: 'ASC' },
     });

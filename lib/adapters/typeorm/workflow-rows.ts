@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
 import { ACTIVE_EXECUTION_STATES } from '../../common/states';
+import { ExecutionColumns } from './execution-columns';
 import type { UnitOfWork } from './unit-of-work';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
@@ -20,6 +21,8 @@ export class WorkflowRows {
   /** Workflow changes held back until the commit of a coalescing unit of work. */
   private readonly pendingWorkflowWrites = new WeakMap<UnitOfWork, Map<string, WorkflowChanges>>();
 
+  constructor(private readonly columns: ExecutionColumns) {}
+
   /** Locks and reads the workflow row (always locked before any execution row). */
   async lockWorkflow(uow: UnitOfWork, id: string): Promise<WorkflowEntity | null> {
     const query = (await uow.manager())
@@ -30,8 +33,11 @@ export class WorkflowRows {
   }
 
   async lockExecution(uow: UnitOfWork, id: string): Promise<StepExecutionEntity | null> {
-    const query = (await uow.manager())
-      .createQueryBuilder(StepExecutionEntity, 'execution')
+    const query = this.columns
+      .selectOn(
+        (await uow.manager()).createQueryBuilder(StepExecutionEntity, 'execution'),
+        'execution',
+      )
       .where('execution.id = :id', { id });
     if (uow.locks) query.setLock('pessimistic_write');
     return query.getOne();
@@ -65,7 +71,10 @@ export class WorkflowRows {
   }
 
   findExecution(manager: EntityManager, id: string): Promise<StepExecutionEntity | null> {
-    return manager.findOne(StepExecutionEntity, { where: { id } });
+    return manager.findOne(StepExecutionEntity, {
+      where: { id },
+      select: this.columns.findSelect(),
+    });
   }
 
   /** The execution in scheduled, waiting or in_progress, if any (locked inside a unit of work). */
@@ -74,8 +83,8 @@ export class WorkflowRows {
     workflowId: string,
     lock = false,
   ): Promise<StepExecutionEntity | null> {
-    const query = manager
-      .createQueryBuilder(StepExecutionEntity, 'execution')
+    const query = this.columns
+      .selectOn(manager.createQueryBuilder(StepExecutionEntity, 'execution'), 'execution')
       .where('execution.workflowId = :workflowId', { workflowId })
       .andWhere('execution.state IN (:...states)', { states: ACTIVE_EXECUTION_STATES })
       .orderBy('execution.createdAt', 'DESC')
@@ -92,6 +101,7 @@ export class WorkflowRows {
     page?: { offset: number; limit: number },
   ): Promise<StepExecutionEntity[]> {
     return manager.find(StepExecutionEntity, {
+      select: this.columns.findSelect(),
       where: { workflowId, stepName },
       order: { createdAt: 'DESC', id: 'DESC' },
       ...(page ? { skip: page.offset, take: page.limit } : {}),
@@ -113,7 +123,9 @@ export class WorkflowRows {
       updatedAt: now,
       ...fields,
     } satisfies Partial<WorkflowEntity>);
-    await (await uow.manager()).insert(WorkflowEntity, workflow as QueryDeepPartialEntity<WorkflowEntity>);
+    await (
+      await uow.manager()
+    ).insert(WorkflowEntity, workflow as QueryDeepPartialEntity<WorkflowEntity>);
     return workflow;
   }
 
@@ -149,10 +161,15 @@ export class WorkflowRows {
     } satisfies Partial<StepExecutionEntity>);
     if (uow.batch) uow.batch.insert(uow.batch.tables.executions, execution);
     else
-      await (await uow.manager()).insert(
-        StepExecutionEntity,
-        execution as QueryDeepPartialEntity<StepExecutionEntity>,
-      );
+      await (
+        await uow.manager()
+      )
+        .createQueryBuilder()
+        .insert()
+        .into(StepExecutionEntity, this.columns.properties())
+        .values(this.columns.writable(execution) as QueryDeepPartialEntity<StepExecutionEntity>)
+        .updateEntity(false)
+        .execute();
     return execution;
   }
 
@@ -168,7 +185,9 @@ export class WorkflowRows {
     const updatedAt = new Date();
     Object.assign(workflow, changes, { updatedAt });
     if (!uow.coalescesWorkflowWrites) {
-      await (await uow.manager()).update(WorkflowEntity, { id: workflow.id }, {
+      await (
+        await uow.manager()
+      ).update(WorkflowEntity, { id: workflow.id }, {
         ...changes,
         updatedAt,
       } as QueryDeepPartialEntity<WorkflowEntity>);
@@ -183,7 +202,9 @@ export class WorkflowRows {
       pendingByWorkflow.delete(workflow.id);
       if (uow.batch) uow.batch.update(uow.batch.tables.workflows, { id: workflow.id }, pending);
       else
-        await (await uow.manager()).update(
+        await (
+          await uow.manager()
+        ).update(
           WorkflowEntity,
           { id: workflow.id },
           pending as QueryDeepPartialEntity<WorkflowEntity>,
@@ -198,12 +219,22 @@ export class WorkflowRows {
   ): Promise<void> {
     const updatedAt = new Date();
     if (uow.batch)
-      uow.batch.update(uow.batch.tables.executions, { id: execution.id }, { ...changes, updatedAt });
+      uow.batch.update(
+        uow.batch.tables.executions,
+        { id: execution.id },
+        { ...changes, updatedAt },
+      );
     else {
-      await (await uow.manager()).update(StepExecutionEntity, { id: execution.id }, {
-        ...changes,
-        updatedAt,
-      } as QueryDeepPartialEntity<StepExecutionEntity>);
+      await (
+        await uow.manager()
+      ).update(
+        StepExecutionEntity,
+        { id: execution.id },
+        this.columns.writable({
+          ...changes,
+          updatedAt,
+        }) as QueryDeepPartialEntity<StepExecutionEntity>,
+      );
     }
     Object.assign(execution, changes, { updatedAt });
   }
@@ -228,10 +259,8 @@ export class WorkflowRows {
         changes,
       );
     else
-      await (await uow.manager()).update(
-        StepExecutionEntity,
-        { workflowId, state: In(['scheduled', 'waiting']) },
-        changes,
-      );
+      await (
+        await uow.manager()
+      ).update(StepExecutionEntity, { workflowId, state: In(['scheduled', 'waiting']) }, changes);
   }
 }
