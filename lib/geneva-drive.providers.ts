@@ -32,25 +32,14 @@ import { SignalRendezvous } from './signals/signal-rendezvous';
 import { SignalSender } from './signals/signal-sender';
 import { SignalRows } from './adapters/typeorm/signal-rows';
 
-/** Providers shared by `GenevaDriveModule` and `GenevaDriveTestingModule` (the queue differs). */
-export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
+/** The engine: discovery, the runner, signals, the service and housekeeping (ports only). */
+export const GENEVA_DRIVE_ENGINE_PROVIDERS: Provider[] = [
   WorkflowMetadataAccessor,
   WorkflowRegistry,
   ReadinessWatcher,
   WorkflowExplorer,
   ErrorReportingService,
-  JobDispatcher,
-  GenevaDriveDataSource,
-  PostgresClientErrorGuard,
-  WorkflowRows,
-  CursorCheckpointWriter,
   WorkflowScheduler,
-  HeroResolver,
-  SignalRows,
-  HousekeepingQueries,
-  ExecutionColumns,
-  TypeOrmWorkflowRepository,
-  { provide: WorkflowRepository, useExisting: TypeOrmWorkflowRepository },
   SignalRendezvous,
   SignalSender,
   StepPreparer,
@@ -60,12 +49,33 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   WorkflowRunner,
   OperatorVerbs,
   WorkflowService,
-  HousekeepingLock,
   CompletedWorkflowCleaner,
   StuckExecutionRecoverer,
   ScheduledJobReconciler,
   WorkflowGauges,
   HousekeepingService,
+];
+
+/** The TypeORM adapter behind the `WorkflowRepository` port (PostgreSQL's hot path inside it). */
+export const GENEVA_DRIVE_TYPEORM_PROVIDERS: Provider[] = [
+  JobDispatcher,
+  GenevaDriveDataSource,
+  PostgresClientErrorGuard,
+  WorkflowRows,
+  SignalRows,
+  ExecutionColumns,
+  CursorCheckpointWriter,
+  HeroResolver,
+  HousekeepingQueries,
+  HousekeepingLock,
+  TypeOrmWorkflowRepository,
+  { provide: WorkflowRepository, useExisting: TypeOrmWorkflowRepository },
+];
+
+/** Providers shared by `GenevaDriveModule` and `GenevaDriveTestingModule` (the queue differs). */
+export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
+  ...GENEVA_DRIVE_ENGINE_PROVIDERS,
+  ...GENEVA_DRIVE_TYPEORM_PROVIDERS,
 ];
 
 /** What the library modules export to the app. */

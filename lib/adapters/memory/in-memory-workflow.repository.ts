@@ -35,6 +35,7 @@ import {
 import { isInlineEnqueue } from '../../queue/inline-enqueue.context';
 import type { StepJob } from '../../queue/step-job.interface';
 import { InMemoryDatabaseError } from './in-memory-database.error';
+import { newExecutionRow, newSignalRow, newWorkflowRow } from '../../entities/new-rows';
 
 /** Receives the jobs of one committed transaction, in the order they were enqueued. */
 export type CommittedJobsSink = (jobs: readonly StepJob[]) => void | Promise<void>;
@@ -527,16 +528,7 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
   async insertWorkflow(tx: RepositoryTransaction, fields: NewWorkflow): Promise<WorkflowEntity> {
     const own = this.own(tx);
     const now = this.clock();
-    const workflow = Object.assign(new WorkflowEntity(), {
-      id: uuidv7(),
-      state: 'ready',
-      currentStepName: null,
-      nextStepName: null,
-      transitionedAt: null,
-      createdAt: now,
-      updatedAt: now,
-      ...fields,
-    } satisfies Partial<WorkflowEntity>);
+    const workflow = newWorkflowRow(uuidv7(), fields, now);
     await this.insertRow(own, 'workflows', this.encode('workflows', workflow));
     return workflow;
   }
@@ -548,29 +540,7 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
   ): Promise<StepExecutionEntity> {
     const own = this.own(tx);
     const now = this.clock();
-    const execution = Object.assign(new StepExecutionEntity(), {
-      id,
-      state: 'scheduled',
-      outcome: null,
-      startedAt: null,
-      completedAt: null,
-      failedAt: null,
-      canceledAt: null,
-      skippedAt: null,
-      finishedAt: null,
-      errorClassName: null,
-      errorMessage: null,
-      errorBacktrace: null,
-      jobId: id,
-      metadata: null,
-      cursor: null,
-      continuesFromId: null,
-      signalId: null,
-      waitingSince: null,
-      createdAt: now,
-      updatedAt: now,
-      ...fields,
-    } satisfies Partial<StepExecutionEntity>);
+    const execution = newExecutionRow(id, fields, now);
     await this.insertRow(own, 'executions', this.encode('executions', execution));
     return execution;
   }
@@ -700,17 +670,7 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     const own = this.own(tx);
     this.requireSignalsTable();
     const now = this.clock();
-    const signal = Object.assign(new SignalEntity(), {
-      id: uuidv7(),
-      state: 'pending',
-      claimedAt: null,
-      consumedAt: null,
-      claimed: 0,
-      consumed: 0,
-      createdAt: now,
-      updatedAt: now,
-      ...fields,
-    } satisfies Partial<SignalEntity>);
+    const signal = newSignalRow(uuidv7(), fields, now);
     const row = this.encode('signals', signal);
     if (fields.idempotencyKey === null) {
       await this.insertRow(own, 'signals', row);

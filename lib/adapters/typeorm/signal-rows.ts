@@ -6,6 +6,7 @@ import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { isUniqueViolation, lockingRead } from './sql-dialect';
 import { ExecutionColumns } from './execution-columns';
 import type { UnitOfWork } from './unit-of-work';
+import { newSignalRow } from '../../entities/new-rows';
 
 /**
  * Reads and writes of signal rows. Every caller holds the workflow row lock, so reads that decide
@@ -95,17 +96,7 @@ export class SignalRows {
     fields: Pick<SignalEntity, 'workflowId' | 'name' | 'idempotencyKey' | 'payload'>,
   ): Promise<SignalEntity> {
     const now = new Date();
-    const signal = Object.assign(new SignalEntity(), {
-      id: uuidv7(),
-      state: 'pending',
-      claimedAt: null,
-      consumedAt: null,
-      claimed: 0,
-      consumed: 0,
-      createdAt: now,
-      updatedAt: now,
-      ...fields,
-    } satisfies Partial<SignalEntity>);
+    const signal = newSignalRow(uuidv7(), fields, now);
     const { duplicateDelivery: _notAColumn, ...row } = signal;
     const manager = await uow.manager();
     if (fields.idempotencyKey === null) {

@@ -6,6 +6,7 @@ import { WorkflowEntity } from '../../entities/workflow.entity';
 import { ACTIVE_EXECUTION_STATES } from '../../common/states';
 import { ExecutionColumns } from './execution-columns';
 import type { UnitOfWork } from './unit-of-work';
+import { newExecutionRow, newWorkflowRow } from '../../entities/new-rows';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
 type ExecutionChanges = Partial<
@@ -113,16 +114,7 @@ export class WorkflowRows {
     fields: Pick<WorkflowEntity, 'type' | 'heroType' | 'heroId' | 'allowMultiple' | 'metadata'>,
   ): Promise<WorkflowEntity> {
     const now = new Date();
-    const workflow = Object.assign(new WorkflowEntity(), {
-      id: uuidv7(),
-      state: 'ready',
-      currentStepName: null,
-      nextStepName: null,
-      transitionedAt: null,
-      createdAt: now,
-      updatedAt: now,
-      ...fields,
-    } satisfies Partial<WorkflowEntity>);
+    const workflow = newWorkflowRow(uuidv7(), fields, now);
     await (
       await uow.manager()
     ).insert(WorkflowEntity, workflow as QueryDeepPartialEntity<WorkflowEntity>);
@@ -136,29 +128,7 @@ export class WorkflowRows {
     id: string = uuidv7(),
   ): Promise<StepExecutionEntity> {
     const now = new Date();
-    const execution = Object.assign(new StepExecutionEntity(), {
-      id,
-      state: 'scheduled',
-      outcome: null,
-      startedAt: null,
-      completedAt: null,
-      failedAt: null,
-      canceledAt: null,
-      skippedAt: null,
-      finishedAt: null,
-      errorClassName: null,
-      errorMessage: null,
-      errorBacktrace: null,
-      jobId: id,
-      metadata: null,
-      cursor: null,
-      continuesFromId: null,
-      signalId: null,
-      waitingSince: null,
-      createdAt: now,
-      updatedAt: now,
-      ...fields,
-    } satisfies Partial<StepExecutionEntity>);
+    const execution = newExecutionRow(id, fields, now);
     if (uow.batch) uow.batch.insert(uow.batch.tables.executions, execution);
     else
       await (

@@ -5,10 +5,6 @@ import {
   InMemoryWorkflowRepository,
   type InMemoryWorkflowRepositoryOptions,
 } from '../../../../lib/adapters/memory/in-memory-workflow.repository';
-import { ReadinessWatcher } from '../../../../lib/discovery/readiness.watcher';
-import { WorkflowExplorer } from '../../../../lib/discovery/workflow.explorer';
-import { WorkflowMetadataAccessor } from '../../../../lib/discovery/workflow-metadata.accessor';
-import { WorkflowRegistry } from '../../../../lib/discovery/workflow.registry';
 import type { SignalEntity } from '../../../../lib/entities/signal.entity';
 import type { StepExecutionEntity } from '../../../../lib/entities/step-execution.entity';
 import type { WorkflowEntity } from '../../../../lib/entities/workflow.entity';
@@ -16,50 +12,20 @@ import type {
   ErrorReportContext,
   GenevaDriveModuleOptions,
 } from '../../../../lib/interfaces/module-options.interface';
-import { ErrorReportingService } from '../../../../lib/observability/error-reporting.service';
 import { resolveModuleOptions } from '../../../../lib/options/resolve-module-options';
 import { GENEVA_DRIVE_RESOLVED_OPTIONS } from '../../../../lib/options/resolved-options.token';
 import {
   WorkflowRepository,
   type RepositoryTransaction,
 } from '../../../../lib/ports/workflow.repository';
+import { GENEVA_DRIVE_ENGINE_PROVIDERS } from '../../../../lib/geneva-drive.providers';
 import { StepJobQueue } from '../../../../lib/queue/step-job.queue';
-import { ShutdownSignal } from '../../../../lib/resumable/shutdown.signal';
-import { StepFinalizer } from '../../../../lib/runner/step-finalizer';
-import { StepInvoker } from '../../../../lib/runner/step-invoker';
-import { StepPreparer } from '../../../../lib/runner/step-preparer';
 import { WorkflowRunner } from '../../../../lib/runner/workflow.runner';
-import { WorkflowScheduler } from '../../../../lib/scheduling/workflow-scheduler';
-import { OperatorVerbs } from '../../../../lib/service/operator-verbs';
 import { WorkflowService } from '../../../../lib/service/workflow.service';
-import { SignalRendezvous } from '../../../../lib/signals/signal-rendezvous';
-import { SignalSender } from '../../../../lib/signals/signal-sender';
 import type { EnqueuedJob } from '../../../../lib/testing/enqueued-job.interface';
 import { InMemoryStepJobQueue } from '../../../../lib/testing/in-memory-step-job.queue';
 import { GENEVA_DRIVE_TESTING_OPTIONS } from '../../../../lib/testing/testing-options.token';
 import { Customer, STATE_MACHINE_WORKFLOWS, StepScript } from './state-machine.workflows';
-
-/**
- * The engine's providers as `lib/geneva-drive.providers.ts` lists them, minus every adapter: the
- * runner, signals and operator verbs only ever see the `WorkflowRepository` port.
- */
-const ENGINE_PROVIDERS = [
-  WorkflowMetadataAccessor,
-  WorkflowRegistry,
-  ReadinessWatcher,
-  WorkflowExplorer,
-  ErrorReportingService,
-  WorkflowScheduler,
-  SignalRendezvous,
-  SignalSender,
-  StepPreparer,
-  ShutdownSignal,
-  StepInvoker,
-  StepFinalizer,
-  WorkflowRunner,
-  OperatorVerbs,
-  WorkflowService,
-];
 
 /** A LoggerService that keeps what it is told. */
 class RecordingLogger implements LoggerService {
@@ -112,7 +78,7 @@ export class StateMachine {
         { provide: WorkflowRepository, useValue: repository },
         InMemoryStepJobQueue,
         { provide: StepJobQueue, useExisting: InMemoryStepJobQueue },
-        ...ENGINE_PROVIDERS,
+        ...GENEVA_DRIVE_ENGINE_PROVIDERS,
         StepScript,
         ...STATE_MACHINE_WORKFLOWS,
       ],
