@@ -54,7 +54,7 @@ const MARIADB: DialectColumnTypes = {
   // MEDIUMTEXT (16 MB): a TEXT column (64 KB) would refuse a long backtrace in strict mode.
   text: { type: 'mediumtext' },
   // MariaDB's `json` is LONGTEXT with a JSON_VALID check: the text is kept as written, key order
-  // included. The library encodes and decodes it (persistence/mysql-json-columns.ts).
+  // included. The library encodes and decodes it (lib/adapters/typeorm/mysql-json-columns.ts).
   json: { type: 'json' },
   timestamp: { type: 'datetime', precision: 3 },
   integer: { type: 'int' },

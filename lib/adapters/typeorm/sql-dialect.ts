@@ -11,7 +11,7 @@ import type { UnitOfWork } from './unit-of-work';
  * | duplicate signal insert | `ON CONFLICT DO NOTHING` | savepoint, rolled back on ER_DUP_ENTRY (never `INSERT IGNORE`) | `ON CONFLICT DO NOTHING` |
  * | foreign keys | cascade | none: children are deleted explicitly | cascade |
  * | `LIMIT` in an `IN (subquery)` | yes | no: select the ids first, then delete by id list | yes |
- * | housekeeping lock | `pg_try_advisory_lock` | `GET_LOCK` | in process |
+ * | housekeeping lock | `pg_try_advisory_xact_lock` in a held transaction | `GET_LOCK` | in process |
  */
 export type DatabaseFamily = 'postgres' | 'mysql' | 'sqlite';
 

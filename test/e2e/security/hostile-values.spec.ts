@@ -252,7 +252,7 @@ function isTypedStepRefusal(error: unknown): boolean {
           const outcome = await observer.settled(workflow.id, ONGOING_OR_DONE, since);
           if (cleanEncodingFailure(group, outcome, 'finished')) return;
 
-          // Both steps saw the hero: loaded for the first, read ahead for the chained second.
+          // Both steps saw the hero: each loaded it in its own prepare (the second chained in process).
           expect(probe.seenBy(workflow.id)).toStrictEqual([
             { step: 'greet', id, label: id },
             { step: 'again', id, label: id },
