@@ -13,9 +13,16 @@ module.exports = {
   roots: ['<rootDir>/test/reliability'],
   // Transpile only: `npm run typecheck` type-checks these files; the suite's time goes to faults.
   transform: {
+    ...base.transform,
     '^.+\\.ts$': [
       'ts-jest',
-      { tsconfig: { ...require('./tsconfig.json').compilerOptions, isolatedModules: true } },
+      {
+        tsconfig: {
+          ...require('./tsconfig.json').compilerOptions,
+          rootDir: __dirname,
+          isolatedModules: true,
+        },
+      },
     ],
   },
   testPathIgnorePatterns: ['/node_modules/'],
