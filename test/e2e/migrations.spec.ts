@@ -23,7 +23,7 @@ import type { StepExecutionState, WorkflowState } from '../../lib/interfaces/sta
 import { adaptMysqlJsonColumns } from '../../lib/adapters/typeorm/mysql-json-columns';
 import { mariadbConnection } from './support/database';
 import { describeOn } from './support/describe-if';
-import { installedMajor } from '../support/installed-version';
+import { readInstalledVersion } from '../../lib/compatibility/installed-version.reader';
 
 const PG = { host: '127.0.0.1', port: 5432, username: 'postgres', database: 'test' } as const;
 const TABLES = ['geneva_drive_workflows', 'geneva_drive_step_executions', 'geneva_drive_signals'];
@@ -655,7 +655,7 @@ describeOn('postgres')('migrations on PostgreSQL (odd schema name: spaces, backt
 describeOn('postgres')('migrations on PostgreSQL (schema name with a double quote)', () => {
   const schema = `gd "odd" schema ${randomBytes(4).toString('hex')}`;
   const quotedSchema = `"${schema.replace(/"/g, '""')}"`;
-  const typeormQuotesSchemaNames = installedMajor('typeorm') >= 1;
+  const typeormQuotesSchemaNames = Number(readInstalledVersion('typeorm')?.split('.')[0]) >= 1;
   let ds: DataSource;
 
   beforeAll(async () => {
