@@ -1,7 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { GENEVA_DRIVE_BULL_CONFIG_KEY } from './common/constants';
+import { GENEVA_DRIVE_BULL_CONFIG_KEY, GENEVA_DRIVE_REAL_MODULE_MARKER } from './common/constants';
 import { ModuleOptionsError } from './errors/module-options.error';
 import { GENEVA_DRIVE_CORE_PROVIDERS, GENEVA_DRIVE_EXPORTS } from './geneva-drive.providers';
 import {
@@ -105,7 +105,8 @@ function assemble(
       ...processors,
       { provide: StepJobQueue, useClass: BullmqStepJobQueue },
       WorkerLifecycleService,
+      { provide: GENEVA_DRIVE_REAL_MODULE_MARKER, useValue: true },
     ],
-    exports: [...GENEVA_DRIVE_EXPORTS, optionsModule],
+    exports: [...GENEVA_DRIVE_EXPORTS, optionsModule, GENEVA_DRIVE_REAL_MODULE_MARKER],
   };
 }

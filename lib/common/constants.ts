@@ -31,3 +31,9 @@ export const SUPPORTED_PEER_VERSIONS: Readonly<Record<string, string>> = {
   'class-validator': '^0.14.0 || ^0.15.0',
   'class-transformer': '^0.5.1',
 };
+
+/**
+ * Provided by `GenevaDriveModule` only: lets `GenevaDriveTestingModule` notice at boot that the
+ * real module was imported beside it.
+ */
+export const GENEVA_DRIVE_REAL_MODULE_MARKER = Symbol('GENEVA_DRIVE_REAL_MODULE_MARKER');

@@ -5,6 +5,7 @@ import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.int
 import { GENEVA_DRIVE_RESOLVED_OPTIONS } from '../options/resolved-options.token';
 import { StepJobQueue } from '../queue/step-job.queue';
 import { InMemoryStepJobQueue } from './in-memory-step-job.queue';
+import { ModuleExclusivityCheck } from './module-exclusivity.check';
 import { resolveTestingOptions } from './resolve-testing-options';
 import type {
   GenevaDriveTestingModuleOptions,
@@ -50,6 +51,7 @@ export class GenevaDriveTestingModule {
         useFactory: (raw: GenevaDriveTestingModuleOptions): ResolvedTestingOptions =>
           resolveTestingOptions(raw).testing,
       },
+      ModuleExclusivityCheck,
       ...GENEVA_DRIVE_CORE_PROVIDERS,
       InMemoryStepJobQueue,
       { provide: StepJobQueue, useExisting: InMemoryStepJobQueue },

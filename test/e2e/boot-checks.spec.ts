@@ -1,7 +1,13 @@
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSourceOptions } from 'typeorm';
-import { GENEVA_DRIVE_MIGRATIONS, GenevaDriveModule, MissingMigrationError } from '../../lib';
+import {
+  GENEVA_DRIVE_MIGRATIONS,
+  GenevaDriveModule,
+  MissingMigrationError,
+  ModuleOptionsError,
+} from '../../lib';
+import { GenevaDriveTestingModule } from '../../lib/testing';
 import { ScriptedWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { createSchema, dataSourceOptions, dropSchema, testDatabaseLabel } from './support/database';
@@ -10,6 +16,7 @@ import { createSchema, dataSourceOptions, dropSchema, testDatabaseLabel } from '
 async function bootError(
   schema: string,
   migrations: DataSourceOptions['migrations'],
+  withTestingModule = false,
 ): Promise<Error | null> {
   const moduleRef = await Test.createTestingModule({
     imports: [
@@ -19,6 +26,7 @@ async function bootError(
         retryAttempts: 0,
       }),
       GenevaDriveModule.forRoot({ worker: false, housekeeping: { enabled: false } }),
+      ...(withTestingModule ? [GenevaDriveTestingModule.forRoot()] : []),
     ],
     providers: [ScriptedWorkflow, StepScript],
   }).compile();
@@ -34,9 +42,11 @@ async function bootError(
 }
 
 /**
- * The library's migrations not run: `app.init()` fails naming what to run, instead of the first
+ * What boot refuses. The library's migrations not run: `app.init()` fails naming what to run, instead of the first
  * `start()` failing with the driver's "relation does not exist" / "no such table". The optional
  * migrations (resumable steps, signals) still degrade gracefully (graceful-degradation.spec.ts).
+ * The real module and the testing module imported together: the real one would still connect to
+ * Redis and one set of services would silently win.
  */
 describe(`boot checks (${testDatabaseLabel})`, () => {
   const schemas: string[] = [];
@@ -60,5 +70,14 @@ describe(`boot checks (${testDatabaseLabel})`, () => {
   it('with only the base migration, app.init() succeeds (the optional ones degrade gracefully)', async () => {
     const schema = await freshSchema();
     await expect(bootError(schema, GENEVA_DRIVE_MIGRATIONS.slice(0, 1))).resolves.toBeNull();
+  });
+
+  it('GenevaDriveModule imported together with GenevaDriveTestingModule: app.init() fails with ModuleOptionsError', async () => {
+    const error = await bootError(await freshSchema(), GENEVA_DRIVE_MIGRATIONS, true);
+    expect(error).toBeInstanceOf(ModuleOptionsError);
+    expect(error?.message).toContain(
+      'GenevaDriveModule and GenevaDriveTestingModule are both imported',
+    );
+    expect(error?.message).toContain('import only GenevaDriveTestingModule.forRoot() in the test');
   });
 });
