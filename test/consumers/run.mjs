@@ -124,11 +124,29 @@ const APPS = [
   },
 ];
 
-/** tsconfig per resolution mode; `entry` is the file importing every subpath. */
+/**
+ * tsconfig per resolution mode; `entry` is the file importing every subpath. `module: node16`
+ * models Node 16, which cannot require() an ES module: no CommonJS file can import the ESM-only
+ * NestJS 12 there, and our CommonJS declarations cannot either (TS1479/TS1541, README.md). NestJS
+ * 12 runs on Node ≥ 20, so its apps check node16 resolution with `module: node20` (TypeScript
+ * ≥ 5.9), which uses the same resolution and models require(esm).
+ */
 const MATRIX = [
   { mode: 'node10', module: 'commonjs', moduleResolution: 'node10', entry: 'entry.ts' },
-  { mode: 'node16-cjs', module: 'node16', moduleResolution: 'node16', entry: 'entry.cts' },
-  { mode: 'node16-esm', module: 'node16', moduleResolution: 'node16', entry: 'entry.mts' },
+  {
+    mode: 'node16-cjs',
+    module: 'node16',
+    moduleResolution: 'node16',
+    entry: 'entry.cts',
+    nest12Module: 'node20',
+  },
+  {
+    mode: 'node16-esm',
+    module: 'node16',
+    moduleResolution: 'node16',
+    entry: 'entry.mts',
+    nest12Module: 'node20',
+  },
   { mode: 'nodenext-cjs', module: 'nodenext', moduleResolution: 'nodenext', entry: 'entry.cts' },
   { mode: 'nodenext-esm', module: 'nodenext', moduleResolution: 'nodenext', entry: 'entry.mts' },
   { mode: 'bundler', module: 'esnext', moduleResolution: 'bundler', entry: 'entry.ts' },
@@ -455,9 +473,10 @@ async function typesMatrix(app, dir) {
     const project = join(dir, 'types-matrix', variant.mode);
     mkdirSync(project, { recursive: true });
     writeFileSync(join(project, variant.entry), ENTRY);
+    const module = (app.nest >= 12 && variant.nest12Module) || variant.module;
     writeJson(join(project, 'tsconfig.json'), {
       compilerOptions: {
-        module: variant.module,
+        module,
         moduleResolution: variant.moduleResolution,
         // NestJS 11's template targets ES2021: the published types must not need a later lib.
         target: 'ES2021',
@@ -472,7 +491,8 @@ async function typesMatrix(app, dir) {
       },
       files: [variant.entry],
     });
-    await check(`${app.name}: types under ${variant.mode} (TypeScript ${ts.version})`, async () => {
+    const label = module === variant.module ? variant.mode : `${variant.mode} (module ${module})`;
+    await check(`${app.name}: types under ${label} (TypeScript ${ts.version})`, async () => {
       const config = ts.getParsedCommandLineOfConfigFile(
         join(project, 'tsconfig.json'),
         {},
