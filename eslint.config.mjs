@@ -20,8 +20,9 @@ const DEEP_IMPORTS = [
     message: `Import from 'bullmq', not a subpath of it. ${PUBLIC_API_ONLY}`,
   },
   {
-    regex: '^@nestjs/[^/]+/dist(?:/|$)',
-    message: `Import from the @nestjs package's entry point, not its dist/ files. ${PUBLIC_API_ONLY}`,
+    // NestJS 12's `exports` map opens every file ("./*"), but only the entry point is public.
+    regex: '^@nestjs/[^/]+/',
+    message: `Import from the @nestjs package's entry point, not a file inside it. ${PUBLIC_API_ONLY}`,
   },
   {
     regex: '^(?:pg|mysql2)/lib(?:/|$)',
@@ -42,8 +43,8 @@ const DRIVER_PACKAGES = [
 ];
 // The same paths reached by require(), import() or an `import('…')` type, which no-restricted-imports does not see.
 const DEEP_IMPORT_SOURCE =
-  '/^(?:typeorm\\u002F|bullmq\\u002F|@nestjs\\u002F[^\\u002F]+\\u002Fdist|(?:pg|mysql2)\\u002Flib)/';
-const DEEP_IMPORT_MESSAGE = `Deep import into typeorm/bullmq/@nestjs dist/pg lib/mysql2 lib. ${PUBLIC_API_ONLY}`;
+  '/^(?:typeorm\\u002F|bullmq\\u002F|@nestjs\\u002F[^\\u002F]+\\u002F|(?:pg|mysql2)\\u002Flib)/';
+const DEEP_IMPORT_MESSAGE = `Deep import into typeorm/bullmq/@nestjs/pg lib/mysql2 lib. ${PUBLIC_API_ONLY}`;
 
 export default tseslint.config(
   {

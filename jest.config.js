@@ -5,7 +5,13 @@ module.exports = {
   testMatch: ['**/*.spec.ts'],
   // The fault-injection suite runs on its own: `npm run test:reliability` (jest.reliability.config.js).
   testPathIgnorePatterns: ['/node_modules/', '/test/reliability/'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }],
+    // NestJS 12 ships ES modules only; jest's loader requires them natively only on Node >= 24.9.
+    '^.+\\.m?js$': '<rootDir>/test/support/esm-package.transformer.cjs',
+  },
+  // Only @nestjs/* may be ESM-only; every other package is CommonJS as published.
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   moduleNameMapper: {
     '^nestjs-geneva-drive$': '<rootDir>/lib/index.ts',
     '^nestjs-geneva-drive/testing$': '<rootDir>/lib/testing/index.ts',

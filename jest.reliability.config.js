@@ -13,6 +13,7 @@ module.exports = {
   roots: ['<rootDir>/test/reliability'],
   // Transpile only: `npm run typecheck` type-checks these files; the suite's time goes to faults.
   transform: {
+    ...base.transform,
     '^.+\\.ts$': [
       'ts-jest',
       { tsconfig: { ...require('./tsconfig.json').compilerOptions, isolatedModules: true } },

@@ -61,7 +61,7 @@ async function footprint(
   const { rss, heapUsed } = await worker.memory();
   const jobs = await harness
     .queue()
-    .getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'completed');
+    .getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed');
   return {
     rssMb: rss / MB,
     heapUsedMb: heapUsed / MB,

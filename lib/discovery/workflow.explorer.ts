@@ -1,6 +1,5 @@
 import { Injectable, type OnModuleInit, type Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { formatValue } from '../common/duration';
 import { isPlainObject, storedStringProblem } from '../common/input-guards';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
@@ -12,6 +11,9 @@ import { buildStepDefinitions } from './step-definition.factory';
 import { StepCollection } from './step-collection';
 import { WorkflowMetadataAccessor } from './workflow-metadata.accessor';
 import { WorkflowRegistry } from './workflow.registry';
+
+/** What `DiscoveryService.getProviders()` yields, named through its public signature only. */
+type ProviderWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
 const WORKFLOW_OPTION_KEYS = ['name', 'hero', 'mayProceedWithoutHero', 'stepJobOptions', 'onException'];
 
@@ -38,7 +40,7 @@ export class WorkflowExplorer implements OnModuleInit {
     }
   }
 
-  private explore(wrapper: InstanceWrapper): void {
+  private explore(wrapper: ProviderWrapper): void {
     if (wrapper.isAlias) return;
     const target = this.classOf(wrapper);
     if (!target || !this.accessor.isWorkflow(target)) return;
@@ -52,7 +54,7 @@ export class WorkflowExplorer implements OnModuleInit {
     this.registry.register(this.define(target, instance));
   }
 
-  private classOf(wrapper: InstanceWrapper): Type<object> | undefined {
+  private classOf(wrapper: ProviderWrapper): Type<object> | undefined {
     const instance = wrapper.instance as object | null | undefined;
     if (instance && typeof instance === 'object') return instance.constructor as Type<object>;
     const metatype = wrapper.metatype as unknown;

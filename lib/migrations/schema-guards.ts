@@ -1,4 +1,5 @@
 import { Table, TableColumn, TableForeignKey, TableIndex, type QueryRunner } from 'typeorm';
+import { quoteIdentifier, quoteTable } from '../adapters/sql-identifiers';
 import { migrationDialectOf } from './column-types';
 import {
   mysqlDropColumnsIfExist,
@@ -11,12 +12,19 @@ import {
 
 // Every helper checks before it acts, so a migration re-run after a partial failure (or over a
 // schema that already has some of its objects) completes instead of failing. Tables are always
-// addressed by bare name: TypeORM resolves it against the DataSource's schema / search_path.
+// addressed by bare name: TypeORM resolves it against the DataSource's schema / search_path, and
+// the drops on PostgreSQL quote the schema and table TypeORM resolved it to.
 // MariaDB/MySQL takes the plain-SQL path of mysql-schema.ts (TypeORM's helpers cannot reload a
 // table with a generated column there).
 
 function isMysql(queryRunner: QueryRunner): boolean {
   return migrationDialectOf(queryRunner) === 'mysql';
+}
+
+// PostgreSQL drops by plain SQL too: TypeORM (0.3 and 1.1) pastes the schema name unquoted into its
+// DROP INDEX / DROP TABLE / ALTER TABLE … DROP COLUMN, which breaks on a schema with a double quote.
+function isPostgres(queryRunner: QueryRunner): boolean {
+  return migrationDialectOf(queryRunner) === 'postgres';
 }
 
 /** Loads a table that the calling step has just ensured exists. */
@@ -87,7 +95,14 @@ export async function dropIndicesIfExist(
   for (const name of names) {
     const table = await queryRunner.getTable(tableName);
     const index = table?.indices.find((existing) => existing.name === name);
-    if (table && index) await queryRunner.dropIndex(table, index);
+    if (!table || !index) continue;
+    if (isPostgres(queryRunner)) {
+      // The index lives in its table's schema.
+      const owner = table.schema ? `${quoteIdentifier(table.schema)}.` : '';
+      await queryRunner.query(`DROP INDEX ${owner}${quoteIdentifier(name)}`);
+    } else {
+      await queryRunner.dropIndex(table, index);
+    }
   }
 }
 
@@ -103,7 +118,13 @@ export async function dropColumnsIfExist(
   const present = names
     .map((name) => table.findColumnByName(name))
     .filter((column): column is TableColumn => column !== undefined);
-  if (present.length > 0) await queryRunner.dropColumns(table, present);
+  if (present.length === 0) return;
+  if (isPostgres(queryRunner)) {
+    const drops = present.map((column) => `DROP COLUMN ${quoteIdentifier(column.name)}`);
+    await queryRunner.query(`ALTER TABLE ${quoteTable({ schema: table.schema, tableName })} ${drops.join(', ')}`);
+  } else {
+    await queryRunner.dropColumns(table, present);
+  }
 }
 
 /** Drops the table with its indices and foreign keys when it exists. */
@@ -112,5 +133,11 @@ export async function dropTableIfExists(
   tableName: string,
 ): Promise<void> {
   if (isMysql(queryRunner)) return mysqlDropTableIfExists(queryRunner, tableName);
+  if (isPostgres(queryRunner)) {
+    // Indices and foreign keys go with the table (CASCADE drops the keys that point at it).
+    const table = await queryRunner.getTable(tableName);
+    if (table) await queryRunner.query(`DROP TABLE ${quoteTable({ schema: table.schema, tableName })} CASCADE`);
+    return;
+  }
   await queryRunner.dropTable(tableName, true, true, true);
 }

@@ -69,7 +69,7 @@ class SentSql {
         const [sql, parameters, queryRunner] = args;
         const client = (queryRunner as { databaseConnection?: PgClientLike } | undefined)
           ?.databaseConnection;
-        sent.messages.push({ sql, parameters: parameters ?? [], client });
+        sent.messages.push({ sql, parameters: Array.isArray(parameters) ? parameters : [], client });
         logger.logQuery(...args);
       },
     });

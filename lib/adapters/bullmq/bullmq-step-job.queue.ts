@@ -101,6 +101,8 @@ export class BullmqStepJobQueue
     let queue = this.producedOnly.get(name);
     if (!queue) {
       queue = new Queue(name, {
+        // BullMQ 5's ConnectionOptions needs the assertion; BullMQ 6's takes the object as it is.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
         connection: this.options.connection as ConnectionOptions,
         prefix: this.options.prefix,
       });
