@@ -239,10 +239,15 @@ async function pack() {
 
 // ─── Templates ─────────────────────────────────────────────────────────────────────────────────
 
-/** Unpacks a published @nestjs/schematics; resolves its application templates' folder. */
-async function fetchSchematics(spec) {
+/** Unpacks a published @nestjs/schematics once; resolves its application templates' folder. */
+const schematics = new Map();
+function fetchSchematics(spec) {
+  if (!schematics.has(spec)) schematics.set(spec, unpackSchematics(spec));
+  return schematics.get(spec);
+}
+
+async function unpackSchematics(spec) {
   const dir = join(work, 'schematics', spec.replace(/[^a-zA-Z0-9.]+/g, '-'));
-  if (existsSync(dir)) return join(dir, 'package/dist/lib/application/files');
   mkdirSync(dir, { recursive: true });
   const packed = await run('npm', ['pack', spec, '--json', '--pack-destination', dir], {
     cwd: dir,
@@ -567,64 +572,77 @@ async function main() {
     REDIS_HOST: process.env.REDIS_HOST ?? '127.0.0.1',
     REDIS_PORT: process.env.REDIS_PORT ?? '6379',
   };
-  for (const app of APPS) {
-    if (selected && !selected.includes(app.name)) continue;
-    let dir;
-    let node;
-    const generated = await check(
-      `${app.name}: generate from ${app.schematics} (${app.template})`,
-      async () => {
-        dir = await generate(app);
-        node = await runtime(app.node);
-        return null;
-      },
-    );
-    if (!generated) continue;
-    const on = app.node === null ? '' : ` on Node ${node.version}`;
-    const installed = await check(
-      `${app.name}: npm install the tarball and the peers, no peer warnings${on}`,
-      () => install(app, dir, tarball, node),
-    );
-    if (!installed) continue;
-    const tsc = join(dir, 'node_modules/.bin/tsc');
-    const built = await check(`${app.name}: tsc -p tsconfig.build.json (skipLibCheck false)`, () =>
+  // Generating and installing is mostly waiting on npm: all apps at once, on one npm cache.
+  const apps = APPS.filter((app) => !selected || selected.includes(app.name));
+  const ready = await Promise.all(apps.map((app) => prepare(app, tarball)));
+  // Compiling and testing is CPU: one app at a time.
+  for (const prepared of ready) if (prepared) await verify(prepared, env);
+}
+
+/** Generates and installs an app; resolves what `verify` needs, or null when either failed. */
+async function prepare(app, tarball) {
+  let dir;
+  let node;
+  const generated = await check(
+    `${app.name}: generate from ${app.schematics} (${app.template})`,
+    async () => {
+      dir = await generate(app);
+      node = await runtime(app.node);
+      return null;
+    },
+  );
+  if (!generated) return null;
+  const on = app.node === null ? '' : ` on Node ${node.version}`;
+  const installed = await check(
+    `${app.name}: npm install the tarball and the peers, no peer warnings${on}`,
+    () => install(app, dir, tarball, node),
+  );
+  return installed ? { app, dir, node, on } : null;
+}
+
+/** Builds, loads and tests an installed app, and type-checks the matrix in it. */
+async function verify({ app, dir, node, on }, env) {
+  const tsc = join(dir, 'node_modules/.bin/tsc');
+  // Two tsc runs side by side: they are single-threaded.
+  const [built] = await Promise.all([
+    check(`${app.name}: tsc -p tsconfig.build.json (skipLibCheck false)`, () =>
       succeeds(tsc, ['-p', 'tsconfig.build.json'], {
         cwd: dir,
         env: node.env,
         log: `${app.name}-build`,
       }),
-    );
-    await check(`${app.name}: tsc --noEmit -p tsconfig.json (the tests too)`, () =>
+    ),
+    check(`${app.name}: tsc --noEmit -p tsconfig.json (the tests too)`, () =>
       succeeds(tsc, ['--noEmit', '-p', 'tsconfig.json'], {
         cwd: dir,
         env: node.env,
         log: `${app.name}-typecheck`,
       }),
+    ),
+  ]);
+  if (built) {
+    // The built app's module graph (the library's CommonJS requiring the peers, ESM-only ones
+    // included) loads on the Node.js running this harness.
+    const load = app.esm
+      ? [
+          '--input-type=module',
+          '-e',
+          "await import('./dist/app.module.js'); await import('nestjs-geneva-drive/testing');",
+        ]
+      : ['-e', "require('./dist/app.module.js'); require('nestjs-geneva-drive/testing');"];
+    await check(
+      `${app.name}: node ${process.version} loads dist/app.module.js and the /testing subpath`,
+      () => succeeds(process.execPath, load, { cwd: dir, log: `${app.name}-load` }),
     );
-    if (built) {
-      // The built app's module graph (the library's CommonJS requiring the peers, ESM-only ones
-      // included) loads on the Node.js running this harness.
-      const load = app.esm
-        ? [
-            '--input-type=module',
-            '-e',
-            "await import('./dist/app.module.js'); await import('nestjs-geneva-drive/testing');",
-          ]
-        : ['-e', "require('./dist/app.module.js'); require('nestjs-geneva-drive/testing');"];
-      await check(
-        `${app.name}: node ${process.version} loads dist/app.module.js and the /testing subpath`,
-        () => succeeds(process.execPath, load, { cwd: dir, log: `${app.name}-load` }),
-      );
-    }
-    await check(`${app.name}: ${app.test.join(' ')}${on}`, () =>
-      succeeds(app.test[0], app.test.slice(1), {
-        cwd: dir,
-        env: { ...env, ...node.env },
-        log: `${app.name}-test`,
-      }),
-    );
-    if (app.matrix) await typesMatrix(app, dir);
   }
+  await check(`${app.name}: ${app.test.join(' ')}${on}`, () =>
+    succeeds(app.test[0], app.test.slice(1), {
+      cwd: dir,
+      env: { ...env, ...node.env },
+      log: `${app.name}-test`,
+    }),
+  );
+  if (app.matrix) await typesMatrix(app, dir);
 }
 
 try {
