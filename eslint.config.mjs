@@ -109,7 +109,7 @@ export default tseslint.config(
     // reaches the database and the transport through ports (WorkflowRepository, StepJobQueue).
     // Types of the drivers may appear where the public API names them (EntityManager, queries).
     files: [
-      'lib/{api,common,decorators,discovery,errors,housekeeping,interfaces,observability}/**/*.ts',
+      'lib/{api,common,compatibility,decorators,discovery,errors,housekeeping,interfaces,observability}/**/*.ts',
       'lib/{options,ports,queue,resumable,runner,scheduling,service,signals,testing}/**/*.ts',
     ],
     rules: {

@@ -16,7 +16,13 @@ module.exports = {
     ...base.transform,
     '^.+\\.ts$': [
       'ts-jest',
-      { tsconfig: { ...require('./tsconfig.json').compilerOptions, isolatedModules: true } },
+      {
+        tsconfig: {
+          ...require('./tsconfig.json').compilerOptions,
+          rootDir: __dirname,
+          isolatedModules: true,
+        },
+      },
     ],
   },
   testPathIgnorePatterns: ['/node_modules/'],

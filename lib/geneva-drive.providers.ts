@@ -1,4 +1,9 @@
 import type { Provider } from '@nestjs/common';
+import {
+  INSTALLED_VERSION_READER,
+  readInstalledVersion,
+} from './compatibility/installed-version.reader';
+import { PeerVersionCheck } from './compatibility/peer-version.check';
 import { ReadinessWatcher } from './discovery/readiness.watcher';
 import { WorkflowExplorer } from './discovery/workflow.explorer';
 import { WorkflowMetadataAccessor } from './discovery/workflow-metadata.accessor';
@@ -72,8 +77,15 @@ export const GENEVA_DRIVE_TYPEORM_PROVIDERS: Provider[] = [
   { provide: WorkflowRepository, useExisting: TypeOrmWorkflowRepository },
 ];
 
+/** The boot check of the peer packages' versions (first, so it reports before anything fails). */
+export const GENEVA_DRIVE_COMPATIBILITY_PROVIDERS: Provider[] = [
+  { provide: INSTALLED_VERSION_READER, useValue: readInstalledVersion },
+  PeerVersionCheck,
+];
+
 /** Providers shared by `GenevaDriveModule` and `GenevaDriveTestingModule` (the queue differs). */
 export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
+  ...GENEVA_DRIVE_COMPATIBILITY_PROVIDERS,
   ...GENEVA_DRIVE_ENGINE_PROVIDERS,
   ...GENEVA_DRIVE_TYPEORM_PROVIDERS,
 ];

@@ -12,3 +12,22 @@ export const DEFAULT_PREFIX = 'geneva-drive';
 
 /** BullMQ job name of a step job. */
 export const PERFORM_STEP_JOB_NAME = 'perform-step';
+
+/**
+ * The versions of the peer packages this release supports, checked when the module initialises
+ * (a version outside its range fails boot with `ModuleOptionsError`). Must equal package.json's
+ * `peerDependencies` for these names: test/unit/supported-peer-versions.spec.ts holds them together.
+ * Only packages the library loads at run time are listed; the optional drivers and
+ * `@opentelemetry/api` are left to the packages that load them.
+ */
+export const SUPPORTED_PEER_VERSIONS: Readonly<Record<string, string>> = {
+  '@nestjs/common': '^11 || ^12',
+  '@nestjs/core': '^11 || ^12',
+  '@nestjs/typeorm': '^11 || ^12',
+  '@nestjs/bullmq': '^11 || ^12',
+  '@nestjs/schedule': '^6 || ^12',
+  typeorm: '^0.3.20 || ^1',
+  bullmq: '^5 || ^6',
+  'class-validator': '^0.14.0 || ^0.15.0',
+  'class-transformer': '^0.5.1',
+};

@@ -121,6 +121,26 @@ export class ScheduledJobReconciler {
   }
 
   /**
+   * The ids of those executions whose latest job (`job_id`) the queue holds and has not finished:
+   * a queue that is behind, not a lost job. Empty when the queue cannot be inspected. Stuck-
+   * scheduled recovery leaves these alone, so a backlog is never enqueued a second time.
+   */
+  async withPendingJobs(executions: StepExecutionEntity[]): Promise<Set<string>> {
+    const inspector = isStepJobInspector(this.queue) ? this.queue : null;
+    const pending = new Set<string>();
+    if (!inspector || executions.length === 0) return pending;
+    const workflows = await this.repository.workflowsOf(
+      executions.map((execution) => execution.workflowId),
+    );
+    const candidates = this.candidates(executions, workflows);
+    await this.lookUp(inspector, candidates);
+    for (const { execution, presence } of candidates) {
+      if (presence === 'pending') pending.add(execution.id);
+    }
+    return pending;
+  }
+
+  /**
    * The queue each execution's job belongs in (class < instance < step job options). Executions
    * of an unregistered class are left to stuck-scheduled recovery, which reports them.
    */
@@ -142,13 +162,18 @@ export class ScheduledJobReconciler {
     return candidates;
   }
 
-  /** The candidates whose latest job is missing or finished, looked up per queue in batches. */
+  /** The candidates whose latest job is missing or finished. */
   private async lost(inspector: StepJobInspector, candidates: Candidate[]): Promise<Candidate[]> {
+    await this.lookUp(inspector, candidates);
+    return candidates.filter((candidate) => candidate.presence !== 'pending');
+  }
+
+  /** Sets each candidate's `presence`, looked up per queue in batches. */
+  private async lookUp(inspector: StepJobInspector, candidates: Candidate[]): Promise<void> {
     const byQueue = new Map<string, Candidate[]>();
     for (const candidate of candidates) {
       byQueue.set(candidate.queue, [...(byQueue.get(candidate.queue) ?? []), candidate]);
     }
-    const lost: Candidate[] = [];
     for (const [queue, group] of byQueue) {
       const presence = await withTimeout(
         inspector.jobPresence(
@@ -159,10 +184,8 @@ export class ScheduledJobReconciler {
       );
       for (const candidate of group) {
         candidate.presence = presence.get(candidate.execution.jobId!) ?? 'missing';
-        if (candidate.presence !== 'pending') lost.push(candidate);
       }
     }
-    return lost;
   }
 
   /** Re-enqueues one execution if, under its locks, it is still scheduled with the same job id. */

@@ -18,6 +18,7 @@ import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { asError, terminalTransition } from '../scheduling/execution-transitions';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
+import { ScheduledJobReconciler } from './scheduled-job.reconciler';
 
 /** Whether a row was recovered, and an error to report once its transaction committed. */
 interface RecoveryVerdict {
@@ -42,6 +43,7 @@ export class StuckExecutionRecoverer {
     private readonly scheduler: WorkflowScheduler,
     private readonly registry: WorkflowRegistry,
     private readonly errors: ErrorReportingService,
+    private readonly reconciler: ScheduledJobReconciler,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
@@ -64,9 +66,12 @@ export class StuckExecutionRecoverer {
     let after: StuckPageStart | null = null;
     while (!shouldStop()) {
       const page = await this.repository.stuckExecutions(kind, cutoff, batchSize, after);
+      // Overdue but still queued: the queue is behind. Re-enqueuing would only add jobs.
+      const queued =
+        kind === 'scheduled' ? await this.reconciler.withPendingJobs(page) : new Set<string>();
       for (const candidate of page) {
         if (shouldStop()) break;
-        if (skip.has(candidate.id)) continue;
+        if (skip.has(candidate.id) || queued.has(candidate.id)) continue;
         if (await this.recoverOne(kind, candidate, cutoff)) recovered += 1;
       }
       if (page.length < batchSize) break;
@@ -121,7 +126,9 @@ export class StuckExecutionRecoverer {
           }
           this.logger.log(`[Housekeeping] Reattempting ${label}, stuck ${kind}`);
           if (kind === 'scheduled') {
-            // The job was lost: the same execution gets a new job (a fresh job id).
+            // The job was lost: the same execution gets a new job (a fresh job id), due now, so
+            // the next runs count its threshold from here and do not recover it again meanwhile.
+            await this.repository.updateExecution(uow, execution, { scheduledFor: new Date() });
             await this.scheduler.reenqueueExecution(uow, workflow, definition, execution);
             return { recovered: true, report: null };
           }

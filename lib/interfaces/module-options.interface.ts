@@ -109,6 +109,13 @@ export interface GenevaDriveModuleOptions {
   metrics?: GaugeReporter;
   /** default: Nest's Logger */
   logger?: LoggerService;
+  /**
+   * Boot with a peer package (NestJS, TypeORM, BullMQ, `@nestjs/schedule`, class-validator,
+   * class-transformer) outside the versions this release supports, logging a warning instead of
+   * failing with `ModuleOptionsError`. Default false. For trying a release the library was not
+   * tested with; nothing is guaranteed then.
+   */
+  allowUnsupportedVersions?: boolean;
 }
 
 /** `useClass`/`useExisting` factories implement `create()`. */

@@ -148,4 +148,5 @@ export class ModuleOptionsSchema {
     'a Nest LoggerService (log, error, warn)',
   )
   logger?: unknown;
+  @IsOptionalKey() @IsBoolean() allowUnsupportedVersions?: boolean;
 }

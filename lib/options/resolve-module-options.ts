@@ -99,6 +99,7 @@ export function resolveModuleOptions(
     errorReporter: raw.errorReporter ?? null,
     metrics: raw.metrics ?? null,
     logger: raw.logger ?? null,
+    allowUnsupportedVersions: raw.allowUnsupportedVersions ?? false,
   };
 }
 

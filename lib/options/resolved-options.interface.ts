@@ -34,4 +34,5 @@ export interface ResolvedGenevaDriveOptions {
   errorReporter: ErrorReporter | null;
   metrics: GaugeReporter | null;
   logger: LoggerService | null;
+  allowUnsupportedVersions: boolean;
 }

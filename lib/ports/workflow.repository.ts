@@ -300,6 +300,9 @@ export abstract class WorkflowRepository {
     after: StuckPageStart | null,
   ): Promise<StepExecutionEntity[]>;
 
+  /** The workflows of these ids that exist (id, type, state, metadata), by id. */
+  abstract workflowsOf(ids: readonly string[]): Promise<Map<string, WorkflowEntity>>;
+
   /** Scheduled executions of runnable workflows not updated since `settledBefore`, in order. */
   abstract scheduledExecutions(
     settledBefore: Date,

@@ -134,6 +134,54 @@ describe(`scheduled-job reconciliation (${testDatabaseLabel} + BullMQ)`, () => {
     await harness.service.cancel(workflow);
   });
 
+  /** Every job of the queue, in any state (the apps here consume none). */
+  const jobCount = async () =>
+    Object.values(
+      await harness
+        .queue()
+        .getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed'),
+    ).reduce((sum, count) => sum + count, 0);
+
+  it('a backlog past stuckScheduledThreshold whose jobs are still queued: run() adds no job and recovers nothing', async () => {
+    const backlog = [];
+    for (let i = 0; i < 3; i++) {
+      const workflow = await harness.service.start(HousekeepingQuickWorkflow, {
+        hero: await newOrder(),
+      });
+      const execution = await current(workflow.id);
+      // Due 20 minutes ago and left alone since: a queue that is behind, not a lost job.
+      await executions().update(execution.id, { scheduledFor: ago(20 * MINUTE) });
+      await settle(execution);
+      backlog.push({ workflow, execution });
+    }
+    const jobsBefore = await jobCount();
+    for (let run = 0; run < 2; run++) {
+      expect(await housekeeping().run()).toMatchObject({ stuckScheduledRecovered: 0 });
+      expect(await jobCount()).toBe(jobsBefore);
+    }
+    for (const { workflow, execution } of backlog) {
+      expect((await executions().findOneByOrFail({ id: execution.id })).jobId).toBe(execution.id);
+      await harness.service.cancel(workflow);
+    }
+  });
+
+  it('a lost job past stuckScheduledThreshold is re-enqueued once, and not again by the next runs', async () => {
+    const { workflow, execution } = await lostJob();
+    await executions().update(execution.id, { scheduledFor: ago(20 * MINUTE) });
+    await settle(execution);
+    const jobsBefore = await jobCount();
+    await housekeeping().run();
+    expect(await jobCount()).toBe(jobsBefore + 1);
+    for (let run = 0; run < 2; run++) {
+      await housekeeping().run();
+      expect(await jobCount()).toBe(jobsBefore + 1);
+      expect((await executions().findOneByOrFail({ id: execution.id })).jobId).toBe(
+        `${execution.id}_1`,
+      );
+    }
+    await harness.service.cancel(workflow);
+  });
+
   it('concurrent reconciliations in two processes re-enqueue each lost job once (raced, several rounds)', async () => {
     const other = await EngineHarness.boot({
       workflows: HOUSEKEEPING_WORKFLOWS,
@@ -277,5 +325,24 @@ describe('scheduled-job reconciliation with the testing module', () => {
       (await dataSource.getRepository(StepExecutionEntity).findOneByOrFail({ id: execution.id }))
         .jobId,
     ).toBe(execution.id);
+  });
+  it('without a queue to inspect, an overdue row is recovered once per stuckScheduledThreshold, not at every run', async () => {
+    const dataSource = app.get(DataSource);
+    const service = app.get(WorkflowService);
+    const workflow = await service.start(HousekeepingDelayedWorkflow, {
+      hero: await dataSource.getRepository(Order).save({ status: 'new' }),
+    });
+    const execution = (await service.currentExecution(workflow))!;
+    await dataSource
+      .getRepository(StepExecutionEntity)
+      .update(execution.id, { scheduledFor: ago(20 * MINUTE), updatedAt: ago(MINUTE) });
+    expect((await app.get(HousekeepingService).run()).stuckScheduledRecovered).toBe(1);
+    expect((await app.get(HousekeepingService).run()).stuckScheduledRecovered).toBe(0);
+    const after = await dataSource
+      .getRepository(StepExecutionEntity)
+      .findOneByOrFail({ id: execution.id });
+    expect(after.jobId).toBe(`${execution.id}_1`);
+    expect(after.scheduledFor.getTime()).toBeGreaterThan(Date.now() - MINUTE);
+    await service.cancel(workflow);
   });
 });

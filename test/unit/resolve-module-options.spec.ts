@@ -47,6 +47,7 @@ describe('resolveModuleOptions', () => {
         errorReporter: null,
         metrics: null,
         logger: null,
+        allowUnsupportedVersions: false,
       });
       expect(resolveModuleOptions({})).toEqual(resolveModuleOptions(undefined));
     });
@@ -81,6 +82,7 @@ describe('resolveModuleOptions', () => {
         errorReporter,
         metrics,
         logger,
+        allowUnsupportedVersions: true,
       });
       expect(resolved).toEqual({
         connection: { host: 'redis', port: 6380, db: 2, password: 'x' },
@@ -108,6 +110,7 @@ describe('resolveModuleOptions', () => {
         errorReporter,
         metrics,
         logger,
+        allowUnsupportedVersions: true,
       });
       // Instances are passed through, not copied.
       expect(resolved.logger).toBe(logger);
@@ -208,6 +211,11 @@ describe('resolveModuleOptions', () => {
       ['dataSource as a number', { dataSource: 1 }, /dataSource: /],
       ['worker as a string', { worker: 'yes' }, /worker: worker must be a boolean/],
       ['enqueueAfterCommit as a number', { enqueueAfterCommit: 1 }, /enqueueAfterCommit: /],
+      [
+        'allowUnsupportedVersions as a string',
+        { allowUnsupportedVersions: 'yes' },
+        /allowUnsupportedVersions: allowUnsupportedVersions must be a boolean/,
+      ],
       ['connection as a string', { connection: 'redis://x' }, /connection: /],
       [
         'connection.port as a string',

@@ -867,6 +867,17 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     });
   }
 
+  workflowsOf(ids: readonly string[]): Promise<Map<string, WorkflowEntity>> {
+    return statement(() => {
+      const workflows = new Map<string, WorkflowEntity>();
+      for (const id of ids) {
+        const workflow = this.tables.workflows.get(id);
+        if (workflow && !workflows.has(id)) workflows.set(id, this.hydrate('workflows', workflow));
+      }
+      return workflows;
+    });
+  }
+
   scheduledExecutions(
     settledBefore: Date,
     limit: number,

@@ -6,6 +6,7 @@ import { SignalEntity } from '../../entities/signal.entity';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
 import { InvalidArgumentError } from '../../errors/invalid-argument.error';
+import { MissingMigrationError } from '../../errors/missing-migration.error';
 import { ModuleOptionsError } from '../../errors/module-options.error';
 import { InjectResolvedOptions } from '../../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
@@ -21,7 +22,7 @@ import {
   type PostgresBatchContext,
 } from '../postgres/postgres-query-batch';
 import type { SchemaFeatures } from '../../ports/workflow.repository';
-import { detectSchemaFeatures } from './schema-features';
+import { detectSchemaFeatures, missingBaseTables } from './schema-features';
 import { databaseFamily, hasUtcTimezone, type DatabaseFamily } from './sql-dialect';
 import { UnitOfWork } from './unit-of-work';
 
@@ -95,6 +96,15 @@ export class GenevaDriveDataSource implements OnModuleInit {
         () => this.schemaFeatures,
       );
     this.readCommittedByDefault = await this.detectReadCommittedDefault(dataSource);
+    // The first start() would fail with the driver's "relation does not exist" otherwise.
+    const missing = await missingBaseTables(dataSource);
+    if (missing.length > 0) {
+      throw new MissingMigrationError(
+        `The library's tables ${missing.join(', ')} do not exist in this database: its migrations have not run. ` +
+          'Add GENEVA_DRIVE_MIGRATIONS to the TypeORM data source\'s migrations and run them before the app starts ' +
+          '(migrationsRun: true, or `typeorm migration:run` at deploy time).',
+      );
+    }
     await this.refreshSchemaFeatures();
   }
 

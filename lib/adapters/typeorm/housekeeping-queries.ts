@@ -119,7 +119,7 @@ export class HousekeepingQueries {
     const column = `execution.${FILTER_COLUMN[kind]}`;
     const query = manager
       .createQueryBuilder(StepExecutionEntity, 'execution')
-      .select(['execution.id', 'execution.workflowId', 'execution.stepName', column])
+      .select(['execution.id', 'execution.workflowId', 'execution.stepName', 'execution.jobId', column])
       .where(STUCK_STATE_PREDICATES[kind])
       .andWhere(`${column} < :cutoff`, { cutoff });
     if (kind === 'scheduled') {
@@ -172,16 +172,13 @@ export class HousekeepingQueries {
         .addOrderBy('execution.id', 'ASC')
         .limit(limit)
         .getMany();
-      const ids = [...new Set(executions.map((execution) => execution.workflowId))];
-      const rows =
-        ids.length === 0
-          ? []
-          : await manager.find(WorkflowEntity, {
-              where: { id: In(ids) },
-              select: { id: true, type: true, state: true, metadata: true },
-            });
-      return { executions, workflows: new Map(rows.map((row) => [row.id, row])) };
+      const ids = executions.map((execution) => execution.workflowId);
+      return { executions, workflows: await workflowsOf(manager, ids) };
     });
+  }
+
+  workflowsOf(ids: readonly string[]): Promise<Map<string, WorkflowEntity>> {
+    return workflowsOf(this.database.manager, ids);
   }
 
   async workflowCounts(): Promise<Array<{ type: string; state: WorkflowState; count: number }>> {
@@ -210,4 +207,20 @@ export class HousekeepingQueries {
     const rows = await query.getRawMany<{ type: string; count: string | number }>();
     return rows.map((row) => ({ type: row.type, count: Number(row.count) }));
   }
+}
+
+/** The workflows of these ids (id, type, state, metadata: what job options are merged from). */
+async function workflowsOf(
+  manager: EntityManager,
+  ids: readonly string[],
+): Promise<Map<string, WorkflowEntity>> {
+  const distinct = [...new Set(ids)];
+  const rows =
+    distinct.length === 0
+      ? []
+      : await manager.find(WorkflowEntity, {
+          where: { id: In(distinct) },
+          select: { id: true, type: true, state: true, metadata: true },
+        });
+  return new Map(rows.map((row) => [row.id, row]));
 }

@@ -4,6 +4,24 @@ import type { SchemaFeatures } from '../../ports/workflow.repository';
 import { RESUMABLE_COLUMNS, SIGNAL_COLUMNS } from '../optional-columns';
 
 /**
+ * The library's own tables, as the base migration creates them, that are missing from the
+ * database (empty when they exist).
+ */
+export async function missingBaseTables(dataSource: DataSource): Promise<string[]> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    const missing: string[] = [];
+    for (const entity of ['WorkflowEntity', 'StepExecutionEntity']) {
+      const { tablePath } = dataSource.getMetadata(entity);
+      if (!(await runner.hasTable(tablePath))) missing.push(tablePath);
+    }
+    return missing;
+  } finally {
+    await runner.release();
+  }
+}
+
+/**
  * Looks the optional columns and table up in the database. Column by column rather than through
  * `getTable()`, which on MariaDB/MySQL also reads `typeorm_metadata` for the generated key columns.
  */

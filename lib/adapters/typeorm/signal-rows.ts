@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { QueryDeepPartialEntity } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { SignalEntity } from '../../entities/signal.entity';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
@@ -7,6 +6,7 @@ import { isUniqueViolation, lockingRead } from './sql-dialect';
 import { ExecutionColumns } from './execution-columns';
 import type { UnitOfWork } from './unit-of-work';
 import { newSignalRow } from '../../entities/new-rows';
+import type { PartialRow } from './partial-row';
 
 /**
  * Reads and writes of signal rows. Every caller holds the workflow row lock, so reads that decide
@@ -100,7 +100,7 @@ export class SignalRows {
     const { duplicateDelivery: _notAColumn, ...row } = signal;
     const manager = await uow.manager();
     if (fields.idempotencyKey === null) {
-      await manager.insert(SignalEntity, row as QueryDeepPartialEntity<SignalEntity>);
+      await manager.insert(SignalEntity, row as PartialRow<SignalEntity>);
       return signal;
     }
     // The caller looked the key up under the workflow lock, so a conflict here is a redelivery
@@ -110,7 +110,7 @@ export class SignalRows {
     if (uow.lockingReads) {
       try {
         await manager.transaction((savepoint) =>
-          savepoint.insert(SignalEntity, row as QueryDeepPartialEntity<SignalEntity>),
+          savepoint.insert(SignalEntity, row as PartialRow<SignalEntity>),
         );
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
@@ -120,7 +120,7 @@ export class SignalRows {
         .createQueryBuilder()
         .insert()
         .into(SignalEntity)
-        .values(row as QueryDeepPartialEntity<SignalEntity>)
+        .values(row as PartialRow<SignalEntity>)
         .orIgnore()
         .updateEntity(false)
         .execute();
@@ -142,7 +142,7 @@ export class SignalRows {
     ).update(SignalEntity, { id: signal.id }, {
       ...changes,
       updatedAt,
-    } as QueryDeepPartialEntity<SignalEntity>);
+    } as PartialRow<SignalEntity>);
     Object.assign(signal, changes, { updatedAt });
   }
 }

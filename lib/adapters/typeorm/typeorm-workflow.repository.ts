@@ -308,6 +308,10 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     return this.housekeeping.stuckExecutions(kind, cutoff, limit, after);
   }
 
+  workflowsOf(ids: readonly string[]): Promise<Map<string, WorkflowEntity>> {
+    return this.housekeeping.workflowsOf(ids);
+  }
+
   scheduledExecutions(
     settledBefore: Date,
     limit: number,

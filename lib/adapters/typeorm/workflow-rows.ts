@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { In, type EntityManager, type QueryDeepPartialEntity } from 'typeorm';
+import { In, type EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
@@ -7,6 +7,7 @@ import { ACTIVE_EXECUTION_STATES } from '../../common/states';
 import { ExecutionColumns } from './execution-columns';
 import type { UnitOfWork } from './unit-of-work';
 import { newExecutionRow, newWorkflowRow } from '../../entities/new-rows';
+import type { PartialRow } from './partial-row';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
 type ExecutionChanges = Partial<
@@ -117,7 +118,7 @@ export class WorkflowRows {
     const workflow = newWorkflowRow(uuidv7(), fields, now);
     await (
       await uow.manager()
-    ).insert(WorkflowEntity, workflow as QueryDeepPartialEntity<WorkflowEntity>);
+    ).insert(WorkflowEntity, workflow as PartialRow<WorkflowEntity>);
     return workflow;
   }
 
@@ -137,7 +138,7 @@ export class WorkflowRows {
         .createQueryBuilder()
         .insert()
         .into(StepExecutionEntity, this.columns.properties())
-        .values(this.columns.writable(execution) as QueryDeepPartialEntity<StepExecutionEntity>)
+        .values(this.columns.writable(execution) as PartialRow<StepExecutionEntity>)
         .updateEntity(false)
         .execute();
     return execution;
@@ -160,7 +161,7 @@ export class WorkflowRows {
       ).update(WorkflowEntity, { id: workflow.id }, {
         ...changes,
         updatedAt,
-      } as QueryDeepPartialEntity<WorkflowEntity>);
+      } as PartialRow<WorkflowEntity>);
       return;
     }
     let pendingByWorkflow = this.pendingWorkflowWrites.get(uow);
@@ -177,7 +178,7 @@ export class WorkflowRows {
         ).update(
           WorkflowEntity,
           { id: workflow.id },
-          pending as QueryDeepPartialEntity<WorkflowEntity>,
+          pending as PartialRow<WorkflowEntity>,
         );
     });
   }
@@ -203,7 +204,7 @@ export class WorkflowRows {
         this.columns.writable({
           ...changes,
           updatedAt,
-        }) as QueryDeepPartialEntity<StepExecutionEntity>,
+        }) as PartialRow<StepExecutionEntity>,
       );
     }
     Object.assign(execution, changes, { updatedAt });

@@ -1,0 +1,3 @@
+export * from './installed-version.reader';
+export * from './peer-version.check';
+export * from './unsupported-peers';
