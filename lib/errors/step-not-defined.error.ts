@@ -1,9 +1,9 @@
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
-import { GenevaDriveError } from './geneva-drive.error';
+import { GenevaDriveError, type GenevaDriveErrorOptions } from './geneva-drive.error';
 
 /** What the runner attaches to a `StepNotDefinedError`. */
-export interface StepNotDefinedDetails extends ErrorOptions {
+export interface StepNotDefinedDetails extends GenevaDriveErrorOptions {
   stepExecution?: StepExecutionEntity;
   workflow?: WorkflowEntity;
 }

@@ -1,0 +1,3 @@
+export class CreateThingDto {
+  name: string;
+}
