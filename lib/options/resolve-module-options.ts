@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import { parseDuration } from '../common/duration';
+import { isPlainObject } from '../common/input-guards';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from '../common/constants';
 import { ModuleOptionsError } from '../errors/module-options.error';
 import type {
@@ -50,18 +51,31 @@ export function resolveModuleOptions(
       ? strayKeys(raw.housekeeping, HousekeepingOptionsSchema, 'housekeeping.')
       : []),
   ];
-  const schema = plainToInstance(ModuleOptionsSchema, raw);
+  // A connection may be an ioredis client (a Cluster, say): it is passed on as given, and only
+  // its plain-object form is checked (class-transformer cannot copy a live client).
+  const schema = plainToInstance(ModuleOptionsSchema, {
+    ...raw,
+    connection: isPlainObject(raw.connection) ? raw.connection : clientStandIn(raw.connection),
+  });
   const errors = validateSync(schema, { whitelist: true, forbidNonWhitelisted: true });
   if (errors.length > 0 || strays.length > 0) {
     const problems = [...new Set([...strays, ...flatten(errors)])].join('; ');
     throw new ModuleOptionsError(`${source} has invalid options: ${problems}.`);
+  }
+  const prefix = raw.prefix ?? DEFAULT_PREFIX;
+  if (isClusterClient(raw.connection) && !/\{[^{}]+\}/.test(prefix)) {
+    throw new ModuleOptionsError(
+      `${source}: the connection is a Redis Cluster, and the prefix '${prefix}' has no hash tag, so a ` +
+        "queue's keys would land on different nodes (BullMQ's scripts then fail with CROSSSLOT). " +
+        `Put the prefix in braces: prefix: '{${prefix}}'.`,
+    );
   }
   const housekeeping = raw.housekeeping ?? {};
   const deleteAfter = housekeeping.deleteCompletedWorkflowsAfter;
   const visibility = raw.waitingVisibilityThreshold;
   return {
     connection: raw.connection ?? { host: '127.0.0.1', port: 6379 },
-    prefix: raw.prefix ?? DEFAULT_PREFIX,
+    prefix,
     dataSource: raw.dataSource,
     queues: defaultQueues(raw.queues),
     defaultQueue: raw.defaultQueue ?? DEFAULT_QUEUE_NAME,
@@ -124,4 +138,18 @@ function flatten(errors: ValidationError[], path = ''): string[] {
     );
     return [...own, ...flatten(error.children ?? [], key)];
   });
+}
+
+/** What validation sees of a connection that is not a plain options object. */
+function clientStandIn(connection: unknown): unknown {
+  return typeof connection === 'object' && connection !== null ? {} : connection;
+}
+
+/** An ioredis `Cluster` (it says so with `isCluster`). */
+function isClusterClient(connection: unknown): boolean {
+  return (
+    typeof connection === 'object' &&
+    connection !== null &&
+    (connection as { isCluster?: unknown }).isCluster === true
+  );
 }

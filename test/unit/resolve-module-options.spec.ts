@@ -1,4 +1,5 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
+import { Cluster } from 'ioredis';
 import { ModuleOptionsError } from '../../lib';
 import type { GenevaDriveModuleOptions } from '../../lib';
 import { defaultQueues, resolveModuleOptions } from '../../lib/options/resolve-module-options';
@@ -355,6 +356,35 @@ describe('resolveModuleOptions', () => {
         return;
       }
       expect(errorOf(options).message).toMatch(/expects an options object/);
+    });
+  });
+
+  describe('an ioredis client as the connection', () => {
+    // lazyConnect: the client never connects; only what the options code sees of it matters.
+    const cluster = new Cluster([{ host: '127.0.0.1', port: 7101 }], { lazyConnect: true });
+    const asConnection = cluster as unknown as GenevaDriveModuleOptions['connection'];
+    afterAll(() => cluster.disconnect());
+
+    it('is passed on as given (not copied), with a hash-tagged prefix', () => {
+      const resolved = resolveModuleOptions(
+        { connection: asConnection, prefix: '{orders}' },
+        'forRoot()',
+      );
+      expect(resolved.connection).toBe(cluster);
+      expect(resolved.prefix).toBe('{orders}');
+    });
+
+    it('a Redis Cluster with a prefix that has no hash tag is refused, naming the fix', () => {
+      expect(() =>
+        resolveModuleOptions({ connection: asConnection, prefix: 'orders' }, 'forRoot()'),
+      ).toThrow(
+        new ModuleOptionsError(
+          "forRoot(): the connection is a Redis Cluster, and the prefix 'orders' has no hash tag, so a queue's keys would land on different nodes (BullMQ's scripts then fail with CROSSSLOT). Put the prefix in braces: prefix: '{orders}'.",
+        ),
+      );
+      expect(() => resolveModuleOptions({ connection: asConnection }, 'forRoot()')).toThrow(
+        /prefix 'geneva-drive' has no hash tag.*prefix: '\{geneva-drive\}'/,
+      );
     });
   });
 });
