@@ -5,7 +5,15 @@
  * `npm test` leaves it out.
  */
 /* eslint-disable @typescript-eslint/no-require-imports -- jest loads this file as CommonJS */
+const path = require('node:path');
+const ts = require('typescript');
 const base = require('./jest.config');
+
+// tsconfig.json may carry comments: read it as TypeScript does.
+const { config: tsconfig } = ts.readConfigFile(
+  path.join(__dirname, 'tsconfig.json'),
+  ts.sys.readFile,
+);
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -18,7 +26,7 @@ module.exports = {
       'ts-jest',
       {
         tsconfig: {
-          ...require('./tsconfig.json').compilerOptions,
+          ...tsconfig.compilerOptions,
           rootDir: __dirname,
           isolatedModules: true,
         },

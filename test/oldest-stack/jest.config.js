@@ -5,7 +5,13 @@
  * read our sources. (The consumer tests type-check the published declarations on NestJS 11.)
  */
 /* eslint-disable @typescript-eslint/no-require-imports -- jest loads this file as CommonJS */
+const path = require('node:path');
+const ts = require('typescript');
 const base = require('../../jest.config');
+
+// tsconfig.json may carry comments: read it as TypeScript does.
+const root = path.resolve(__dirname, '../..');
+const { config: tsconfig } = ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile);
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -17,8 +23,8 @@ module.exports = {
       'ts-jest',
       {
         tsconfig: {
-          ...require('../../tsconfig.json').compilerOptions,
-          rootDir: require('node:path').resolve(__dirname, '../..'),
+          ...tsconfig.compilerOptions,
+          rootDir: root,
           isolatedModules: true,
         },
       },
