@@ -15,3 +15,4 @@ export {
   type PreconditionDiagnosticsOutcome,
   type StepDiagnosticsOutcome,
 } from './observability/diagnostics';
+export { GenevaDriveExceptionFilter } from './http';

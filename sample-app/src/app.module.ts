@@ -5,10 +5,10 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import {
   GENEVA_DRIVE_ENTITIES,
   GENEVA_DRIVE_MIGRATIONS,
+  GenevaDriveExceptionFilter,
   GenevaDriveModule,
 } from 'nestjs-geneva-drive';
 import { CAMPAIGN_ENTITIES, CampaignsModule } from './campaigns/campaigns.module';
-import { GenevaDriveExceptionFilter } from './common/geneva-drive-exception.filter';
 import { SAMPLE_APP_CONFIG, configFromEnv, parseRedisUrl, type SampleAppConfig } from './config';
 import { ensureSchema } from './database';
 import { Order } from './orders/order.entity';

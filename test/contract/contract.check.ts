@@ -78,6 +78,9 @@ export const valueChecks = {
   removedStep: Impl.RemovedStep satisfies typeof Contract.RemovedStep,
   policy: Impl.ExceptionPolicy satisfies typeof Contract.ExceptionPolicy,
   matcher: Impl.SignalMatcher satisfies typeof Contract.SignalMatcher,
+  exceptionFilter: Impl.GenevaDriveExceptionFilter satisfies new (
+    ...args: never[]
+  ) => Contract.GenevaDriveExceptionFilter,
   errors: {
     base: Impl.GenevaDriveError satisfies typeof Contract.GenevaDriveError,
     config: Impl.StepConfigurationError satisfies typeof Contract.StepConfigurationError,

@@ -541,6 +541,11 @@ declare module 'nestjs-geneva-drive-contract' {
   export class ModuleOptionsError extends GenevaDriveError {}
   /** a WorkflowLike id that matches no row (find() resolves null instead). */
   export class WorkflowNotFoundError extends GenevaDriveError {}
+  /** 0.2 (SPEC §16.4): maps library errors to HTTP statuses. */
+  export class GenevaDriveExceptionFilter {
+    catch(exception: GenevaDriveError, host: unknown): void;
+  }
+
   export class StepNotDefinedError extends GenevaDriveError {
     /** set when raised by the runner; absent when raised by resume()/resumeAt() */
     readonly stepExecution?: StepExecutionEntity;
