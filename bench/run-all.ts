@@ -17,6 +17,7 @@ import { checkTargets } from './support/targets';
 /** In the order they run: quick and unloaded first, the large datasets last. */
 const BENCHMARKS: Array<{ name: string; file: string }> = [
   { name: 'sql-per-step', file: 'sql-per-step.bench.ts' },
+  { name: 'statement-cost', file: 'statement-cost.bench.ts' },
   { name: 'hop', file: 'hop.bench.ts' },
   { name: 'throughput', file: 'throughput.bench.ts' },
   { name: 'flatness', file: 'flatness.bench.ts' },

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Order } from '../../test/fixtures/order.entity';
 import { EngineHarness } from '../../test/e2e/support/engine-harness';
 import type { EntitySchemaTarget } from '../../test/e2e/support/database';
+import { BENCH_APPLICATION_NAME } from './cpu-meter';
 import type { FinishLine } from './finish-line';
 import { mapInParallel } from './parallel';
 
@@ -37,7 +38,13 @@ export function bootEngine(options: BenchEngineOptions): Promise<EngineHarness> 
       // BENCH_PREPARED_STATEMENTS=true measures the opt-in named statements (default: unnamed).
       ...(process.env.BENCH_PREPARED_STATEMENTS === 'true' ? { preparedStatements: true } : {}),
     },
-    extra: { max: concurrency + 10 },
+    // Named, so the CPU meter finds this process's backends; kept open, so none of them exits
+    // (taking its CPU time along) between two measured stretches.
+    extra: {
+      max: concurrency + 10,
+      application_name: BENCH_APPLICATION_NAME,
+      idleTimeoutMillis: 0,
+    },
     reuse: options.reuse,
   });
 }

@@ -31,9 +31,9 @@ export async function runVersusFloor(run: VersusFloorRun): Promise<Metrics> {
   const heroes = await createOrders(run.harness.dataSource, run.workflows);
   const total = run.workflows * run.steps;
   run.timeline.clear();
-  const cpuSpent = startCpuMeter();
+  const cpuSpent = await startCpuMeter(run.harness.dataSource);
   const engineMs = await runWorkflows(run.harness, run.workflow, heroes, run.finishLine);
-  const cpu = cpuSpent();
+  const cpu = await cpuSpent();
   const engine = chainMetrics(total, engineMs, run.timeline);
   run.timeline.clear();
   const floorMs = await runBullmqChains({
@@ -48,6 +48,7 @@ export async function runVersusFloor(run: VersusFloorRun): Promise<Metrics> {
     ...engine,
     workerCpuMsPerStep: round(cpu.workerMs / total),
     postgresCpuMsPerStep: round(cpu.postgresMs / total),
+    postgresOwnCpuMsPerStep: round(cpu.postgresOwnMs / total),
     redisCpuMsPerStep: round(cpu.redisMs / total),
     floorStepsPerSecond: floor.stepsPerSecond,
     floorMsPerStep: floor.msPerStep,
