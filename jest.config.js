@@ -16,6 +16,7 @@ module.exports = {
     '^nestjs-geneva-drive$': '<rootDir>/lib/index.ts',
     '^nestjs-geneva-drive/testing$': '<rootDir>/lib/testing/index.ts',
     '^nestjs-geneva-drive/opentelemetry$': '<rootDir>/lib/opentelemetry/index.ts',
+    '^nestjs-geneva-drive/terminus$': '<rootDir>/lib/terminus/index.ts',
   },
   testTimeout: 30000,
 };

@@ -10,6 +10,7 @@ import { WorkflowMetadataAccessor } from './discovery/workflow-metadata.accessor
 import { WorkflowRegistry } from './discovery/workflow.registry';
 import { CompletedWorkflowCleaner } from './housekeeping/completed-workflow.cleaner';
 import { HousekeepingLock } from './adapters/typeorm/housekeeping.lock';
+import { GenevaDriveHealthProbe } from './health/geneva-drive-health.probe';
 import { HousekeepingService } from './housekeeping/housekeeping.service';
 import { ScheduledJobReconciler } from './housekeeping/scheduled-job.reconciler';
 import { StuckExecutionRecoverer } from './housekeeping/stuck-execution.recoverer';
@@ -59,6 +60,7 @@ export const GENEVA_DRIVE_ENGINE_PROVIDERS: Provider[] = [
   ScheduledJobReconciler,
   WorkflowGauges,
   HousekeepingService,
+  GenevaDriveHealthProbe,
 ];
 
 /** The TypeORM adapter behind the `WorkflowRepository` port (PostgreSQL's hot path inside it). */
@@ -90,5 +92,13 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
   ...GENEVA_DRIVE_TYPEORM_PROVIDERS,
 ];
 
-/** What the library modules export to the app. */
-export const GENEVA_DRIVE_EXPORTS = [WorkflowService, WorkflowRunner, HousekeepingService];
+/**
+ * What the library modules export to the app (the health probe for the `/terminus` subpath's
+ * indicator; it is not a public name of the main entry).
+ */
+export const GENEVA_DRIVE_EXPORTS = [
+  WorkflowService,
+  WorkflowRunner,
+  HousekeepingService,
+  GenevaDriveHealthProbe,
+];

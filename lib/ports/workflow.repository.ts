@@ -313,6 +313,9 @@ export abstract class WorkflowRepository {
   /** Workflow counts by class and state. */
   abstract workflowCounts(): Promise<Array<{ type: string; state: WorkflowState; count: number }>>;
 
+  /** One round trip to the database, for the health indicator; rejects when it is unreachable. */
+  abstract ping(): Promise<void>;
+
   /** Parked executions by class (only those waiting since before the date, when given). */
   abstract waitingCounts(
     waitingSinceBefore?: Date,

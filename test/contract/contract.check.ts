@@ -6,8 +6,10 @@
  */
 import type * as Contract from 'nestjs-geneva-drive-contract';
 import type * as ContractTesting from 'nestjs-geneva-drive-contract/testing';
+import type * as ContractTerminus from 'nestjs-geneva-drive-contract/terminus';
 import * as Impl from '../../lib';
 import * as ImplTesting from '../../lib/testing';
+import type * as ImplTerminus from '../../lib/terminus';
 
 type Assert<T extends true> = T;
 /** A is assignable to B. */
@@ -59,6 +61,8 @@ export type TypeChecks = [
   Assert<Fits<ContractTesting.GenevaDriveTestingModuleOptions, ImplTesting.GenevaDriveTestingModuleOptions>>,
   Assert<Same<ImplTesting.EnqueuedJob, ContractTesting.EnqueuedJob>>,
   Assert<Fits<ImplTesting.WorkflowTestHelper, ContractTesting.WorkflowTestHelper>>,
+  Assert<Same<ImplTerminus.GenevaDriveHealthOptions, ContractTerminus.GenevaDriveHealthOptions>>,
+  Assert<Fits<ImplTerminus.GenevaDriveHealthIndicator, ContractTerminus.GenevaDriveHealthIndicator>>,
 ];
 
 /** Values: the same call shapes as the contract's declarations. */

@@ -620,3 +620,13 @@ declare module 'nestjs-geneva-drive-contract/testing' {
     assertStepHasSuccessor(workflow: WorkflowLike, stepName: string): Promise<void>;
   }
 }
+
+declare module 'nestjs-geneva-drive-contract/terminus' {
+  export interface GenevaDriveHealthOptions {
+    maxWaitingOverdue?: number;
+    maxStuckScheduled?: number;
+  }
+  export class GenevaDriveHealthIndicator {
+    isHealthy(key?: string, options?: GenevaDriveHealthOptions): Promise<Record<string, unknown>>;
+  }
+}

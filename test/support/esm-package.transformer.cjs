@@ -7,7 +7,9 @@
  * for files of packages whose package.json says `"type": "module"` (and `.mjs` files); every other
  * file passes through untouched, so NestJS 11's CommonJS packages run as published.
  * `import.meta.url` has no CommonJS counterpart in TypeScript's output, so it becomes the file URL
- * of `__filename` before transpiling. A module that declares a top-level `require` of its own
+ * of `__filename` before transpiling (`import.meta.dirname`/`filename`: `__dirname`/`__filename`), and `import.meta.resolve(x)` the file URL of `require.resolve(x)`
+ * (@nestjs/terminus checks its optional peers with it; a package whose `exports` only has an `import`
+ * condition would not resolve that way, but none of those is loaded by the tests). A module that declares a top-level `require` of its own
  * (`const require = createRequire(import.meta.url)`) has it renamed, since CommonJS already binds
  * that name and the transpiled imports call it.
  */
@@ -53,7 +55,7 @@ module.exports = {
   getCacheKey(source, filename) {
     return createHash('sha1')
       .update(ts.version)
-      .update('\0esm-package-transformer-3\0')
+      .update('\0esm-package-transformer-5\0')
       .update(filename)
       .update('\0')
       .update(source)
@@ -64,10 +66,14 @@ module.exports = {
     const ownRequire = OWN_REQUIRE.test(source)
       ? source.replace(/\brequire\b/g, '__esmOwnRequire')
       : source;
-    const withFileUrl = ownRequire.replace(
-      /\bimport\.meta\.url\b/g,
-      "require('node:url').pathToFileURL(__filename).href",
-    );
+    const withFileUrl = ownRequire
+      .replace(/\bimport\.meta\.url\b/g, "require('node:url').pathToFileURL(__filename).href")
+      .replace(/\bimport\.meta\.dirname\b/g, '__dirname')
+      .replace(/\bimport\.meta\.filename\b/g, '__filename')
+      .replace(
+        /\bimport\.meta\.resolve\(/g,
+        "((specifier) => require('node:url').pathToFileURL(require.resolve(specifier)).href)(",
+      );
     const { outputText } = ts.transpileModule(withFileUrl, { compilerOptions, fileName: filename });
     return { code: outputText };
   },

@@ -7,6 +7,10 @@ import { InjectResolvedOptions } from '../../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
 import type { StepJob, StepJobData } from '../../queue/step-job.interface';
 import type { StepJobInspector, StepJobPresence } from '../../queue/step-job-inspector';
+import type {
+  QueueTransportStatus,
+  StepJobTransportProbe,
+} from '../../queue/step-job-transport-probe';
 import { StepJobQueue } from '../../queue/step-job.queue';
 
 /** Job-state lookups sent to Redis at once (ioredis pipelines concurrent commands). */
@@ -20,7 +24,7 @@ const PRESENCE_CHUNK = 200;
 @Injectable()
 export class BullmqStepJobQueue
   extends StepJobQueue
-  implements StepJobInspector, BeforeApplicationShutdown
+  implements StepJobInspector, StepJobTransportProbe, BeforeApplicationShutdown
 {
   private readonly producedOnly = new Map<string, Queue>();
 
@@ -67,6 +71,20 @@ export class BullmqStepJobQueue
       });
     }
     return presence;
+  }
+
+  /**
+   * The workers the transport sees on each registered queue: one round trip per queue on the
+   * queue's own connection (BullMQ's public API, whatever its backend), so it also proves the
+   * transport answers.
+   */
+  async transportStatus(): Promise<QueueTransportStatus[]> {
+    return Promise.all(
+      Object.keys(this.options.queues).map(async (name) => ({
+        queue: name,
+        workers: await this.queueNamed(name).getWorkersCount(),
+      })),
+    );
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -942,6 +942,10 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     });
   }
 
+  ping(): Promise<void> {
+    return statement(() => undefined);
+  }
+
   // --- transactions, locks, commit ---------------------------------------------------------------
 
   private immediateEnqueuer(): ((job: StepJob) => Promise<void>) | null {

@@ -327,6 +327,10 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
   waitingCounts(waitingSinceBefore?: Date): Promise<Array<{ type: string; count: number }>> {
     return this.housekeeping.waitingCounts(waitingSinceBefore);
   }
+
+  async ping(): Promise<void> {
+    await this.database.manager.query('SELECT 1');
+  }
 }
 
 /** This adapter's transactions are the UnitOfWorks it created. */

@@ -1,0 +1,2 @@
+export * from './geneva-drive-health.probe';
+export * from './health-findings.interface';

@@ -1,0 +1,1 @@
+export * from './geneva-drive-health.indicator';
