@@ -15,15 +15,16 @@ import {
   WORKFLOWS_TABLE,
 } from './migration.constants';
 import { mysqlEnsureGeneratedUniqueKey } from './mysql-schema';
-import { dropTableIfExists, ensureIndices, ensureTable } from './schema-guards';
+import { dropTableIfExists, ensureIndices, ensureJsonText, ensureTable } from './schema-guards';
 
 /**
  * Creates `geneva_drive_workflows` and `geneva_drive_step_executions` with their indexes, the
  * one-ongoing-workflow-per-hero and one-active-execution-per-workflow uniqueness rules (SPEC §3).
  * The resumable-step and signal columns come from the two later migrations. On MariaDB/MySQL the
  * two partial unique indexes are stored generated columns with a unique index (SPEC §15.8), the
- * in-progress `started_at` index is `(state, started_at)`, there are no foreign keys, and the
- * tables default to a NO PAD binary collation (column-types.ts), so text compares exactly.
+ * in-progress `started_at` index is `(state, started_at)`, there are no foreign keys, the
+ * tables default to a NO PAD binary collation (column-types.ts), so text compares exactly, and on
+ * MariaDB the JSON columns are text with a named JSON_VALID check (ensureJsonText).
  */
 export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
   name = 'GenevaDriveBaseSchema1764400000000';
@@ -56,6 +57,7 @@ export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
         ],
       }),
     );
+    await ensureJsonText(queryRunner, WORKFLOWS_TABLE);
     await ensureIndices(queryRunner, WORKFLOWS_TABLE, [
       new TableIndex({ name: INDEX_NAMES.workflowsType, columnNames: ['type'] }),
       new TableIndex({ name: INDEX_NAMES.workflowsState, columnNames: ['state'] }),
@@ -119,6 +121,7 @@ export class GenevaDriveBaseSchema1764400000000 implements MigrationInterface {
         ],
       }),
     );
+    await ensureJsonText(queryRunner, STEP_EXECUTIONS_TABLE);
     await ensureIndices(queryRunner, STEP_EXECUTIONS_TABLE, [
       new TableIndex({
         name: INDEX_NAMES.stepExecutionsScheduled,

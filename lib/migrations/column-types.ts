@@ -5,7 +5,10 @@ import { GenevaDriveError } from '../errors/geneva-drive.error';
 export type MigrationDialect = 'postgres' | 'mysql' | 'sqlite';
 
 /** The type part of a column, in the shape TypeORM's `TableColumnOptions` takes it. */
-export type ColumnTypeSpec = Pick<TableColumnOptions, 'type' | 'length' | 'precision'>;
+export type ColumnTypeSpec = Pick<
+  TableColumnOptions,
+  'type' | 'length' | 'precision' | 'collation'
+>;
 
 /** Column types and literals for one database family. */
 export interface DialectColumnTypes {
@@ -53,9 +56,10 @@ const MARIADB: DialectColumnTypes = {
   string: { type: 'varchar', length: '255' },
   // MEDIUMTEXT (16 MB): a TEXT column (64 KB) would refuse a long backtrace in strict mode.
   text: { type: 'mediumtext' },
-  // MariaDB's `json` is LONGTEXT with a JSON_VALID check: the text is kept as written, key order
-  // included. The library encodes and decodes it (lib/adapters/typeorm/mysql-json-columns.ts).
-  json: { type: 'json' },
+  // LONGTEXT kept as written, key order included, in utf8mb4_bin as MariaDB's own `json` is; its
+  // JSON_VALID check is a named table-level one (mariadbEnsureJsonText, mysql-schema.ts), not the
+  // column-level one of the `json` type, which makes mysql2 decode the values before TypeORM does.
+  json: { type: 'longtext', collation: 'utf8mb4_bin' },
   timestamp: { type: 'datetime', precision: 3 },
   integer: { type: 'int' },
   boolean: { type: 'boolean' },
@@ -63,7 +67,7 @@ const MARIADB: DialectColumnTypes = {
 };
 
 // MySQL's native JSON type stores a binary form that reorders object keys; SPEC §8 promises keys
-// back as sent, so MySQL gets the text storage MariaDB's `json` has.
+// back as sent, so MySQL gets LONGTEXT too (without a JSON_VALID check).
 const MYSQL: DialectColumnTypes = { ...MARIADB, json: { type: 'longtext' } };
 
 const SQLITE: DialectColumnTypes = {
@@ -123,7 +127,7 @@ export function columnTypesFor(queryRunner: QueryRunner): DialectColumnTypes {
 export function columnOf(
   name: string,
   spec: ColumnTypeSpec,
-  options: Omit<TableColumnOptions, 'name' | 'type' | 'length' | 'precision'> = {},
+  options: Omit<TableColumnOptions, 'name' | 'type' | 'length' | 'precision' | 'collation'> = {},
 ): TableColumnOptions {
   return { name, ...spec, ...options };
 }

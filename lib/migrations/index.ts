@@ -1,5 +1,6 @@
 import type { MigrationInterface } from 'typeorm';
 import { GenevaDriveBaseSchema1764400000000 } from './base-schema.migration';
+import { GenevaDriveMariaDbJsonText1764400004000 } from './mariadb-json-text.migration';
 import { GenevaDriveNoPadCollation1764400003000 } from './no-pad-collation.migration';
 import { GenevaDriveResumableSteps1764400001000 } from './resumable-steps.migration';
 import { GenevaDriveSignals1764400002000 } from './signals.migration';
@@ -9,11 +10,13 @@ export {
   GenevaDriveResumableSteps1764400001000,
   GenevaDriveSignals1764400002000,
   GenevaDriveNoPadCollation1764400003000,
+  GenevaDriveMariaDbJsonText1764400004000,
 };
 
 /**
  * The library's TypeORM migrations, in order: base schema, resumable-step columns, signals, the
- * NO PAD collation of the text columns on MariaDB/MySQL (a no-op elsewhere).
+ * NO PAD collation of the text columns on MariaDB/MySQL, the JSON columns as text on MariaDB (both
+ * no-ops elsewhere).
  * Add them to your DataSource `migrations` (beside your own) and run them.
  */
 export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -21,4 +24,5 @@ export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
   GenevaDriveResumableSteps1764400001000,
   GenevaDriveSignals1764400002000,
   GenevaDriveNoPadCollation1764400003000,
+  GenevaDriveMariaDbJsonText1764400004000,
 ];

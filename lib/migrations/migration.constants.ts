@@ -3,6 +3,13 @@ export const WORKFLOWS_TABLE = 'geneva_drive_workflows';
 export const STEP_EXECUTIONS_TABLE = 'geneva_drive_step_executions';
 export const SIGNALS_TABLE = 'geneva_drive_signals';
 
+/** The JSON columns of each table (all nullable), added by the base, resumable and signals migrations. */
+export const JSON_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  [WORKFLOWS_TABLE]: ['metadata'],
+  [STEP_EXECUTIONS_TABLE]: ['metadata', 'cursor'],
+  [SIGNALS_TABLE]: ['payload'],
+};
+
 /** Index names, shared by the migrations and by code that recognizes their violations. */
 export const INDEX_NAMES = {
   workflowsType: 'index_geneva_drive_workflows_on_type',

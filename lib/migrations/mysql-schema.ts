@@ -60,10 +60,10 @@ export function mysqlHasIndex(
 
 /**
  * `name type[(length|precision)] [CHARACTER SET utf8mb4 COLLATE c] NULL|NOT NULL [DEFAULT ...]` for
- * one column. The type and the default are SQL text written in the migrations (column-types.ts,
+ * one column (the collation given, else the column's own, else the table's default). The type and the default are SQL text written in the migrations (column-types.ts,
  * `"'ready'"`), never values; the collation is a name, quoted.
  */
-function columnSql(column: TableColumn, collation?: string): string {
+function columnSql(column: TableColumn, collation = column.collation): string {
   let typeSql = column.type;
   if (column.length) typeSql += `(${column.length})`;
   else if (column.precision !== undefined && column.precision !== null)
@@ -269,4 +269,81 @@ export async function mysqlDropTableIfExists(
   tableName: string,
 ): Promise<void> {
   await queryRunner.query(`DROP TABLE IF EXISTS ${quotedTablePath(queryRunner, tableName)}`);
+}
+
+/** The name of the JSON_VALID check of a JSON column (the `<table>_<column>_is_json` pattern). */
+export function jsonCheckName(tableName: string, column: string): string {
+  return `${tableName}_${column}_is_json`;
+}
+
+/** The CHECK constraints of a table, by name (MariaDB names a column's own check after it). */
+async function mariadbCheckNames(
+  queryRunner: QueryRunner,
+  tableName: string,
+): Promise<Set<string>> {
+  const rows = (await queryRunner.query(
+    'SELECT CONSTRAINT_NAME AS name FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?',
+    [databaseOf(queryRunner), tableName],
+  )) as Array<{ name: string }>;
+  return new Set(rows.map((row) => row.name));
+}
+
+async function presentColumns(queryRunner: QueryRunner, tableName: string): Promise<Set<string>> {
+  const rows = (await queryRunner.query(
+    'SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?',
+    [databaseOf(queryRunner), tableName],
+  )) as Array<{ name: string }>;
+  return new Set(rows.map((row) => row.name));
+}
+
+/**
+ * MariaDB: makes each JSON column of `columns` (restated as column-types.ts defines it: LONGTEXT,
+ * utf8mb4_bin) plain text with a named table-level `JSON_VALID` check. MariaDB's `json` type is the
+ * same LONGTEXT with a column-level check, and for such a column the server marks the result
+ * metadata as JSON, so mysql2 decodes the values itself before TypeORM's `json` column type decodes
+ * them again (a payload `"123"` would read back as the number 123). A table-level check keeps the
+ * values valid JSON without that mark. In one ALTER TABLE; guarded (missing columns are left
+ * alone, nothing runs when every present column is done), so a re-run completes a partial one.
+ */
+export async function mariadbEnsureJsonText(
+  queryRunner: QueryRunner,
+  tableName: string,
+  columns: TableColumn[],
+): Promise<void> {
+  const present = await presentColumns(queryRunner, tableName);
+  const checks = await mariadbCheckNames(queryRunner, tableName);
+  const clauses: string[] = [];
+  for (const column of columns.filter((c) => present.has(c.name))) {
+    if (checks.has(column.name)) clauses.push(`MODIFY COLUMN ${columnSql(column)}`);
+    const check = jsonCheckName(tableName, column.name);
+    if (!checks.has(check))
+      clauses.push(
+        `ADD CONSTRAINT ${quoteIdentifier(check, 'mysql')} CHECK (JSON_VALID(${quoteIdentifier(column.name, 'mysql')}))`,
+      );
+  }
+  if (clauses.length === 0) return;
+  await queryRunner.query(
+    `ALTER TABLE ${quotedTablePath(queryRunner, tableName)} ${clauses.join(', ')}`,
+  );
+}
+
+/** MariaDB: undoes mariadbEnsureJsonText, back to the `json` type (nullable, as all of them are). */
+export async function mariadbRestoreJsonType(
+  queryRunner: QueryRunner,
+  tableName: string,
+  columnNames: string[],
+): Promise<void> {
+  const present = await presentColumns(queryRunner, tableName);
+  const checks = await mariadbCheckNames(queryRunner, tableName);
+  const clauses: string[] = [];
+  for (const name of columnNames.filter((c) => present.has(c))) {
+    const check = jsonCheckName(tableName, name);
+    if (checks.has(check)) clauses.push(`DROP CONSTRAINT ${quoteIdentifier(check, 'mysql')}`);
+    if (!checks.has(name))
+      clauses.push(`MODIFY COLUMN ${quoteIdentifier(name, 'mysql')} JSON NULL`);
+  }
+  if (clauses.length === 0) return;
+  await queryRunner.query(
+    `ALTER TABLE ${quotedTablePath(queryRunner, tableName)} ${clauses.join(', ')}`,
+  );
 }

@@ -6,6 +6,7 @@ import {
   dropIndicesIfExist,
   ensureColumns,
   ensureIndices,
+  ensureJsonText,
 } from './schema-guards';
 
 /**
@@ -22,6 +23,7 @@ export class GenevaDriveResumableSteps1764400001000 implements MigrationInterfac
       // Indexed but no foreign key, as in the gem: it would force table rebuilds on SQLite.
       new TableColumn(columnOf('continues_from_id', t.id, { isNullable: true })),
     ]);
+    await ensureJsonText(queryRunner, STEP_EXECUTIONS_TABLE);
     await ensureIndices(queryRunner, STEP_EXECUTIONS_TABLE, [
       new TableIndex({
         name: INDEX_NAMES.stepExecutionsContinuesFrom,

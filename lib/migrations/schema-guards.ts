@@ -1,7 +1,10 @@
 import { Table, TableColumn, TableForeignKey, TableIndex, type QueryRunner } from 'typeorm';
 import { quoteIdentifier, quoteTable } from '../adapters/sql-identifiers';
-import { migrationDialectOf } from './column-types';
+import { columnOf, columnTypesFor, isMariaDb, migrationDialectOf } from './column-types';
+import { JSON_COLUMNS } from './migration.constants';
 import {
+  mariadbEnsureJsonText,
+  mariadbRestoreJsonType,
   mysqlDropColumnsIfExist,
   mysqlDropIndicesIfExist,
   mysqlDropTableIfExists,
@@ -121,7 +124,9 @@ export async function dropColumnsIfExist(
   if (present.length === 0) return;
   if (isPostgres(queryRunner)) {
     const drops = present.map((column) => `DROP COLUMN ${quoteIdentifier(column.name)}`);
-    await queryRunner.query(`ALTER TABLE ${quoteTable({ schema: table.schema, tableName })} ${drops.join(', ')}`);
+    await queryRunner.query(
+      `ALTER TABLE ${quoteTable({ schema: table.schema, tableName })} ${drops.join(', ')}`,
+    );
   } else {
     await queryRunner.dropColumns(table, present);
   }
@@ -136,8 +141,31 @@ export async function dropTableIfExists(
   if (isPostgres(queryRunner)) {
     // Indices and foreign keys go with the table (CASCADE drops the keys that point at it).
     const table = await queryRunner.getTable(tableName);
-    if (table) await queryRunner.query(`DROP TABLE ${quoteTable({ schema: table.schema, tableName })} CASCADE`);
+    if (table)
+      await queryRunner.query(
+        `DROP TABLE ${quoteTable({ schema: table.schema, tableName })} CASCADE`,
+      );
     return;
   }
   await queryRunner.dropTable(tableName, true, true, true);
+}
+
+/**
+ * MariaDB: the table's JSON columns as plain LONGTEXT with a named JSON_VALID check, not MariaDB's
+ * `json` type (mariadbEnsureJsonText says why). A no-op on MySQL (LONGTEXT already), PostgreSQL and
+ * SQLite.
+ */
+export async function ensureJsonText(queryRunner: QueryRunner, tableName: string): Promise<void> {
+  if (!isMysql(queryRunner) || !isMariaDb(queryRunner)) return;
+  const t = columnTypesFor(queryRunner);
+  const columns = JSON_COLUMNS[tableName].map(
+    (name) => new TableColumn(columnOf(name, t.json, { isNullable: true })),
+  );
+  await mariadbEnsureJsonText(queryRunner, tableName, columns);
+}
+
+/** MariaDB: the table's JSON columns back to MariaDB's `json` type; a no-op elsewhere. */
+export async function restoreJsonType(queryRunner: QueryRunner, tableName: string): Promise<void> {
+  if (!isMysql(queryRunner) || !isMariaDb(queryRunner)) return;
+  await mariadbRestoreJsonType(queryRunner, tableName, [...JSON_COLUMNS[tableName]]);
 }

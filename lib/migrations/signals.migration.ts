@@ -20,6 +20,7 @@ import {
   dropTableIfExists,
   ensureColumns,
   ensureIndices,
+  ensureJsonText,
   ensureTable,
 } from './schema-guards';
 
@@ -64,6 +65,7 @@ export class GenevaDriveSignals1764400002000 implements MigrationInterface {
         ],
       }),
     );
+    await ensureJsonText(queryRunner, SIGNALS_TABLE);
     await ensureIndices(queryRunner, SIGNALS_TABLE, [
       // A NULL idempotency key never deduplicates (NULLs are distinct).
       new TableIndex({

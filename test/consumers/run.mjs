@@ -20,12 +20,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { checkDeclarations } from './check-declarations.mjs';
+import { checkEsmEntries } from './check-esm-entries.mjs';
 
 const HERE = import.meta.dirname;
 const REPO = resolve(HERE, '../..');
 
 // README "Installation": the library's required peers, the PostgreSQL and SQLite drivers and the
-// optional peer of the /opentelemetry subpath, per NestJS major.
+// optional peers of the /opentelemetry and /terminus subpaths, per NestJS major.
 const PEERS = {
   11: [
     '@nestjs/common@^11',
@@ -43,6 +44,7 @@ const PEERS = {
     'pg@^8',
     'better-sqlite3@^12',
     '@opentelemetry/api@^1',
+    '@nestjs/terminus@^11',
   ],
   12: [
     '@nestjs/common@^12',
@@ -63,6 +65,7 @@ const PEERS = {
     'pg@^8',
     'better-sqlite3@^12',
     '@opentelemetry/api@^1',
+    '@nestjs/terminus@^12',
   ],
 };
 
@@ -127,17 +130,25 @@ const APPS = [
 /**
  * tsconfig per resolution mode; `entry` is the file importing every subpath. `module: node16`
  * models Node 16, which cannot require() an ES module: no CommonJS file can import the ESM-only
- * NestJS 12 there, and our CommonJS declarations cannot either (TS1479/TS1541, README.md). NestJS
- * 12 runs on Node ≥ 20, so its apps check node16 resolution with `module: node20` (TypeScript
- * ≥ 5.9), which uses the same resolution and models require(esm).
+ * NestJS 12 there (TS1479 in the entry itself, README.md), so the NestJS 12 app checks the
+ * CommonJS entry under node16 resolution with `module: node20` (TypeScript ≥ 5.9), which uses the
+ * same resolution and models require(esm). The ESM entry is checked under real `module: node16`:
+ * it reads the package's ESM declarations (.d.mts).
  */
 const MATRIX = [
-  { mode: 'node10', module: 'commonjs', moduleResolution: 'node10', entry: 'entry.ts' },
+  {
+    mode: 'node10',
+    module: 'commonjs',
+    moduleResolution: 'node10',
+    entry: 'entry.ts',
+    reads: '.d.ts',
+  },
   {
     mode: 'node16-cjs',
     module: 'node16',
     moduleResolution: 'node16',
     entry: 'entry.cts',
+    reads: '.d.ts',
     nest12Module: 'node20',
   },
   {
@@ -145,11 +156,29 @@ const MATRIX = [
     module: 'node16',
     moduleResolution: 'node16',
     entry: 'entry.mts',
-    nest12Module: 'node20',
+    reads: '.d.mts',
   },
-  { mode: 'nodenext-cjs', module: 'nodenext', moduleResolution: 'nodenext', entry: 'entry.cts' },
-  { mode: 'nodenext-esm', module: 'nodenext', moduleResolution: 'nodenext', entry: 'entry.mts' },
-  { mode: 'bundler', module: 'esnext', moduleResolution: 'bundler', entry: 'entry.ts' },
+  {
+    mode: 'nodenext-cjs',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    entry: 'entry.cts',
+    reads: '.d.ts',
+  },
+  {
+    mode: 'nodenext-esm',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    entry: 'entry.mts',
+    reads: '.d.mts',
+  },
+  {
+    mode: 'bundler',
+    module: 'esnext',
+    moduleResolution: 'bundler',
+    entry: 'entry.ts',
+    reads: '.d.mts',
+  },
 ];
 
 const started = Date.now();
@@ -455,11 +484,12 @@ import {
   type GenevaDriveTestingModuleOptions,
 } from 'nestjs-geneva-drive/testing';
 import { OpenTelemetryGaugeReporter } from 'nestjs-geneva-drive/opentelemetry';
+import { GenevaDriveHealthIndicator, type GenevaDriveHealthOptions } from 'nestjs-geneva-drive/terminus';
 
 export const root: DynamicModule = GenevaDriveModule.forRoot({ prefix: 'typed' });
 export const testing: DynamicModule = GenevaDriveTestingModule.forRoot({ autoRun: false });
-export const services = [WorkflowService, WorkflowTestHelper, OpenTelemetryGaugeReporter] as const;
-export type Used = [GenevaDriveDiagnosticsEvent, StepContext<{ id: number }>, GenevaDriveTestingModuleOptions];
+export const services = [WorkflowService, WorkflowTestHelper, OpenTelemetryGaugeReporter, GenevaDriveHealthIndicator] as const;
+export type Used = [GenevaDriveDiagnosticsEvent, StepContext<{ id: number }>, GenevaDriveTestingModuleOptions, GenevaDriveHealthOptions];
 // @ts-expect-error: the options are typed (a number is no prefix)
 GenevaDriveModule.forRoot({ prefix: 42 });
 `;
@@ -536,9 +566,16 @@ async function typesMatrix(app, dir) {
           ...program.getSemanticDiagnostics(file),
         ]),
       ];
-      const log = `${ours.length} of ${program.getSourceFiles().length} files checked\n${ts.formatDiagnostics(diagnostics, host)}`;
+      // The condition the entry resolves with picks our declarations: `import` the .d.mts files.
+      const misread = ours
+        .map((file) => file.fileName)
+        .filter((name) => name.includes('/nestjs-geneva-drive/') && !name.endsWith(variant.reads));
+      const log =
+        `${ours.length} of ${program.getSourceFiles().length} files checked\n` +
+        ts.formatDiagnostics(diagnostics, host) +
+        misread.map((name) => `read ${name}, expected only ${variant.reads} files\n`).join('');
       writeFileSync(join(logs, `${app.name}-types-${variant.mode}.log`), log);
-      return diagnostics.length === 0 ? null : log;
+      return diagnostics.length === 0 && misread.length === 0 ? null : log;
     });
   }
 }
@@ -635,6 +672,14 @@ async function verify({ app, dir, node, on }, env) {
       () => succeeds(process.execPath, load, { cwd: dir, log: `${app.name}-load` }),
     );
   }
+  await check(
+    `${app.name}: import of every subpath gives every contract value, the objects require() gives`,
+    async () => {
+      const { output, passed } = checkEsmEntries(dir);
+      writeFileSync(join(logs, `${app.name}-esm-entries.log`), output);
+      return passed ? null : output;
+    },
+  );
   await check(`${app.name}: ${app.test.join(' ')}${on}`, () =>
     succeeds(app.test[0], app.test.slice(1), {
       cwd: dir,

@@ -1,8 +1,9 @@
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import {
   GENEVA_DRIVE_MIGRATIONS,
+  GenevaDriveMariaDbJsonText1764400004000,
   GenevaDriveModule,
   MissingMigrationError,
   ModuleOptionsError,
@@ -10,7 +11,13 @@ import {
 import { GenevaDriveTestingModule } from '../../lib/testing';
 import { ScriptedWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
-import { createSchema, dataSourceOptions, dropSchema, testDatabaseLabel } from './support/database';
+import {
+  createSchema,
+  dataSourceOptions,
+  dropSchema,
+  testDatabase,
+  testDatabaseLabel,
+} from './support/database';
 
 /** Boots the module on `schema` with `migrations`; resolves the error app.init() threw, or null. */
 async function bootError(
@@ -71,6 +78,30 @@ describe(`boot checks (${testDatabaseLabel})`, () => {
     const schema = await freshSchema();
     await expect(bootError(schema, GENEVA_DRIVE_MIGRATIONS.slice(0, 1))).resolves.toBeNull();
   });
+
+  // An install migrated before the JSON columns became text: mysql2 would decode their values before
+  // TypeORM does ("123" read back as 123), so boot refuses until the migration has run.
+  (testDatabase === 'mariadb' ? it : it.skip)(
+    "MariaDB: with the JSON columns still of MariaDB's json type, app.init() fails with MissingMigrationError naming the migration",
+    async () => {
+      const schema = await freshSchema();
+      const ds = await new DataSource({
+        ...dataSourceOptions(schema),
+        synchronize: false,
+      }).initialize();
+      const runner = ds.createQueryRunner();
+      try {
+        await new GenevaDriveMariaDbJsonText1764400004000().down(runner);
+      } finally {
+        await runner.release();
+        await ds.destroy();
+      }
+      const error = await bootError(schema, []);
+      expect(error).toBeInstanceOf(MissingMigrationError);
+      expect(error?.message).toMatch(/geneva_drive_signals\.payload.*still have MariaDB's json type/);
+      expect(error?.message).toContain('GenevaDriveMariaDbJsonText1764400004000');
+    },
+  );
 
   it('GenevaDriveModule imported together with GenevaDriveTestingModule: app.init() fails with ModuleOptionsError', async () => {
     const error = await bootError(await freshSchema(), GENEVA_DRIVE_MIGRATIONS, true);

@@ -16,11 +16,13 @@ import {
 } from '../../lib/entities';
 import {
   GENEVA_DRIVE_MIGRATIONS,
+  GenevaDriveMariaDbJsonText1764400004000,
   GenevaDriveNoPadCollation1764400003000,
 } from '../../lib/migrations';
+import { MissingMigrationError } from '../../lib/errors/missing-migration.error';
 import { mysqlEnsureCollation } from '../../lib/migrations/mysql-schema';
 import type { StepExecutionState, WorkflowState } from '../../lib/interfaces/states.interface';
-import { adaptMysqlJsonColumns } from '../../lib/adapters/typeorm/mysql-json-columns';
+import { checkMariaDbJsonColumns } from '../../lib/adapters/typeorm/mariadb-json-columns.check';
 import { mariadbConnection } from './support/database';
 import { describeOn } from './support/describe-if';
 import { readInstalledVersion } from '../../lib/compatibility/installed-version.reader';
@@ -118,6 +120,49 @@ async function saveWorkflow(
   overrides: Partial<WorkflowEntity> = {},
 ): Promise<WorkflowEntity> {
   return ds.getRepository(WorkflowEntity).save(newWorkflow(ds, overrides));
+}
+
+/** The library's JSON columns, `table.column`. */
+const JSON_COLUMN_PATHS = [
+  'geneva_drive_workflows.metadata',
+  'geneva_drive_step_executions.metadata',
+  'geneva_drive_step_executions.cursor',
+  'geneva_drive_signals.payload',
+];
+
+/** MariaDB: the CHECK constraints of the library's tables, `table.constraint` → clause. */
+async function mariadbChecks(ds: DataSource, database: string): Promise<Map<string, string>> {
+  const rows = await ds.query<Array<{ tableName: string; name: string; clause: string }>>(
+    `SELECT TABLE_NAME AS tableName, CONSTRAINT_NAME AS name, CHECK_CLAUSE AS clause
+       FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ?`,
+    [database],
+  );
+  return new Map(rows.map((row) => [`${row.tableName}.${row.name}`, row.clause]));
+}
+
+/**
+ * MariaDB: every JSON column is LONGTEXT (utf8mb4_bin) with a named table-level JSON_VALID check,
+ * and none has the column-level check of MariaDB's json type (named after the column).
+ */
+async function expectJsonText(ds: DataSource, database: string): Promise<void> {
+  const checks = await mariadbChecks(ds, database);
+  const columns = await ds.query<Array<{ path: string; dataType: string; collation: string }>>(
+    `SELECT CONCAT(TABLE_NAME, '.', COLUMN_NAME) AS path, DATA_TYPE AS dataType, COLLATION_NAME AS collation
+       FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ?`,
+    [database],
+  );
+  for (const path of JSON_COLUMN_PATHS) {
+    const [table, column] = path.split('.');
+    expect([path, columns.find((found) => found.path === path)]).toEqual([
+      path,
+      { path, dataType: 'longtext', collation: 'utf8mb4_bin' },
+    ]);
+    expect([path, checks.get(path)]).toEqual([path, undefined]);
+    expect([path, checks.get(`${table}.${table}_${column}_is_json`)]).toEqual([
+      path,
+      `json_valid(\`${column}\`)`,
+    ]);
+  }
 }
 
 async function setWorkflowState(ds: DataSource, id: string, state: WorkflowState): Promise<void> {
@@ -341,12 +386,15 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
   });
 }
 
-/** Undoes the four migrations one by one, checking what each leaves behind, then re-applies them. */
+/** Undoes the five migrations one by one, checking what each leaves behind, then re-applies them. */
 async function undoAllAndRedo(ds: DataSource): Promise<void> {
   const has = (table: string, column?: string): Promise<boolean> =>
     withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
 
-  // The collation migration changes collations only (MariaDB/MySQL; see its own suite below).
+  // The JSON text and collation migrations change column types and collations only (MariaDB/MySQL;
+  // see their own suites below).
+  await ds.undoLastMigration();
+  expect(await has('geneva_drive_signals', 'payload')).toBe(true);
   await ds.undoLastMigration();
   expect(await has('geneva_drive_signals')).toBe(true);
   expect(await has('geneva_drive_step_executions', 'signal_id')).toBe(true);
@@ -373,13 +421,14 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are four TypeORM-valid classes in order base, resumable, signals, NO PAD collation', () => {
+  it('are five TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
-    expect(names).toHaveLength(4);
+    expect(names).toHaveLength(5);
     expect(names[0]).toMatch(/^GenevaDriveBaseSchema\d{13}$/);
     expect(names[1]).toMatch(/^GenevaDriveResumableSteps\d{13}$/);
     expect(names[2]).toMatch(/^GenevaDriveSignals\d{13}$/);
     expect(names[3]).toMatch(/^GenevaDriveNoPadCollation\d{13}$/);
+    expect(names[4]).toMatch(/^GenevaDriveMariaDbJsonText\d{13}$/);
     const stamps = names.map((name) => Number(name.slice(-13)));
     expect([...stamps].sort((a, b) => a - b)).toEqual(stamps);
     GENEVA_DRIVE_MIGRATIONS.forEach((Migration, i) => expect(Migration.name).toBe(names[i]));
@@ -526,7 +575,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     });
   });
 
-  it('undoes all four migrations and applies them again', async () => {
+  it('undoes all five migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const leftovers = await ds.query<Array<{ indexname: string }>>(
       `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
@@ -797,8 +846,6 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
       migrations: GENEVA_DRIVE_MIGRATIONS,
     }).initialize();
     expect(await ds.runMigrations()).toHaveLength(GENEVA_DRIVE_MIGRATIONS.length);
-    // What GenevaDriveModule does at boot: JSON columns decoded exactly once (see the round trip).
-    await adaptMysqlJsonColumns(ds, { resumable: true, signals: true });
   });
 
   afterAll(async () => {
@@ -875,15 +922,9 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     expect(col('geneva_drive_workflows.allow_multiple')).toMatchObject({ columnType: 'tinyint(1)', columnDefault: '0' });
     expect(col('geneva_drive_signals.claimed').dataType).toBe('int');
     expect(col('geneva_drive_step_executions.error_backtrace').dataType).toBe('mediumtext');
-    // MariaDB's json: LONGTEXT with a JSON_VALID check.
-    const checks = await ds.query<Array<{ clause: string }>>(
-      'SELECT CHECK_CLAUSE AS clause FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ?',
-      [database],
-    );
-    for (const json of ['geneva_drive_workflows.metadata', 'geneva_drive_step_executions.metadata', 'geneva_drive_step_executions.cursor', 'geneva_drive_signals.payload']) {
-      expect(col(json).dataType).toBe('longtext');
-      expect(checks.map((check) => check.clause)).toContain(`json_valid(\`${json.split('.')[1]}\`)`);
-    }
+    // JSON: LONGTEXT with a named table-level JSON_VALID check, not MariaDB's json type (whose
+    // column-level check, named after the column, makes mysql2 decode the values itself).
+    await expectJsonText(ds, database);
   });
 
   describeConstraints(() => ds, { foreignKeys: false });
@@ -907,7 +948,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(QueryFailedError);
   });
 
-  it('undoes all four migrations and applies them again', async () => {
+  it('undoes all five migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const tables = await ds.query<Array<{ name: string }>>(
       'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -1034,7 +1075,6 @@ describeOn('mariadb')('migrations on MariaDB (NO PAD collation of the text colum
       migrations: GENEVA_DRIVE_MIGRATIONS,
     }).initialize();
     expect(await ds.runMigrations()).toHaveLength(GENEVA_DRIVE_MIGRATIONS.length);
-    await adaptMysqlJsonColumns(ds, { resumable: true, signals: true });
   });
 
   afterAll(async () => {
@@ -1148,11 +1188,102 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
 
   describeConstraints(() => ds, { foreignKeys: true });
 
-  it('undoes all four migrations and applies them again', async () => {
+  it('undoes all five migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const rows = await ds.query<Array<{ name: string }>>(
       `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,
     );
     expect(rows).toHaveLength(14);
+  });
+});
+
+// GenevaDriveMariaDbJsonText1764400004000 (MariaDB only). The schema before it, MariaDB's json type,
+// is what down() restores: there mysql2 decodes the values itself (the server marks the column
+// JSON), so TypeORM's json column type decoded them a second time.
+describeOn('mariadb')('migrations on MariaDB (JSON columns as text)', () => {
+  const database = `gd_json_${randomBytes(4).toString('hex')}`;
+  const migration = new GenevaDriveMariaDbJsonText1764400004000();
+  let ds: DataSource;
+
+  const withRunner = <T>(fn: (qr: QueryRunner) => Promise<T>) => withQueryRunner(ds, fn);
+
+  /** Values that are strings reading as JSON, or keep their key order, written and read back. */
+  const expectRoundTrips = async () => {
+    const workflow = await saveWorkflow(ds, {
+      heroId: `json-${uuidv7()}`,
+      metadata: { zeta: '1', alpha: 'true' },
+    });
+    const loaded = await ds.getRepository(WorkflowEntity).findOneByOrFail({ id: workflow.id });
+    expect(loaded.metadata).toStrictEqual({ zeta: '1', alpha: 'true' });
+    expect(Object.keys(loaded.metadata ?? {})).toEqual(['zeta', 'alpha']);
+    for (const payload of ['123', 'true', 'null', '"q"', '[1]', '{"x":1}', 12, null]) {
+      const saved = await ds
+        .getRepository(SignalEntity)
+        .save({ ...newSignal(ds, workflow.id, null), payload });
+      const read = await ds.getRepository(SignalEntity).findOneByOrFail({ id: saved.id });
+      expect([payload, read.payload]).toStrictEqual([payload, payload]);
+    }
+    const execution = await ds
+      .getRepository(StepExecutionEntity)
+      .save(newExecution(ds, workflow.id, 'completed', { cursor: '42', metadata: { n: '7' } }));
+    const read = await ds.getRepository(StepExecutionEntity).findOneByOrFail({ id: execution.id });
+    expect([read.cursor, read.metadata]).toStrictEqual(['42', { n: '7' }]);
+  };
+
+  beforeAll(async () => {
+    await mariadbAdminQuery(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4`);
+    ds = await new DataSource({
+      ...mariadbConnection,
+      database,
+      entities: GENEVA_DRIVE_ENTITIES,
+      migrations: GENEVA_DRIVE_MIGRATIONS,
+    }).initialize();
+    expect(await ds.runMigrations()).toHaveLength(GENEVA_DRIVE_MIGRATIONS.length);
+  });
+
+  afterAll(async () => {
+    if (ds?.isInitialized) await ds.destroy();
+    await mariadbAdminQuery(`DROP DATABASE IF EXISTS \`${database}\``);
+  });
+
+  it('new installs get the text storage from the earlier migrations; the values round-trip', async () => {
+    await expectJsonText(ds, database);
+    await checkMariaDbJsonColumns(ds);
+    await expectRoundTrips();
+  });
+
+  it('keeps the values valid JSON (the named check)', async () => {
+    const workflow = await saveWorkflow(ds, { heroId: `json-${uuidv7()}` });
+    await expect(
+      ds.query('UPDATE `geneva_drive_workflows` SET `metadata` = ? WHERE `id` = ?', [
+        'not json',
+        workflow.id,
+      ]),
+    ).rejects.toThrow(/CONSTRAINT .*geneva_drive_workflows_metadata_is_json/);
+  });
+
+  it('converts the json type of an older install, keeping the stored text; boot refuses it before', async () => {
+    await withRunner((qr) => migration.down(qr));
+    const checks = await mariadbChecks(ds, database);
+    for (const path of JSON_COLUMN_PATHS)
+      expect([path, checks.get(path)]).toEqual([path, expect.stringMatching(/^json_valid/)]);
+    const workflow = await saveWorkflow(ds, { heroId: `json-${uuidv7()}`, metadata: { k: '1' } });
+    await expect(checkMariaDbJsonColumns(ds)).rejects.toThrow(MissingMigrationError);
+    await expect(checkMariaDbJsonColumns(ds)).rejects.toThrow(
+      /geneva_drive_signals\.payload, geneva_drive_step_executions\.cursor, geneva_drive_step_executions\.metadata, geneva_drive_workflows\.metadata .*GenevaDriveMariaDbJsonText1764400004000/,
+    );
+
+    await withRunner((qr) => migration.up(qr));
+    await expectJsonText(ds, database);
+    await checkMariaDbJsonColumns(ds);
+    const [row] = await ds.query<Array<{ metadata: string }>>(
+      'SELECT `metadata` FROM `geneva_drive_workflows` WHERE `id` = ?',
+      [workflow.id],
+    );
+    expect(row.metadata).toBe('{"k":"1"}');
+    await expectRoundTrips();
+    // Done: a second run changes nothing.
+    await withRunner((qr) => migration.up(qr));
+    await expectJsonText(ds, database);
   });
 });

@@ -13,7 +13,7 @@ import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.
 import { AfterCommitSubscriber } from './after-commit.subscriber';
 import { JobDispatcher } from '../../queue/job-dispatcher';
 import { AsyncMutex, sqliteMutexFor } from './async-mutex';
-import { adaptMysqlJsonColumns } from './mysql-json-columns';
+import { checkMariaDbJsonColumns } from './mariadb-json-columns.check';
 import { checkMysqlSqlMode } from './mysql-sql-mode.check';
 import type { PgClient } from '../postgres/postgres-pipeline';
 import {
@@ -41,7 +41,7 @@ export interface TransactionOptions {
  * every library transaction (READ COMMITTED, after-commit enqueue, savepoints inside a caller's
  * transaction, an in-process mutex on SQLite). Per-database differences live here and in
  * `sql-dialect.ts`: the family, row locks and locking reads, the SQLite mutex, the MariaDB/MySQL
- * JSON columns and time zone check.
+ * boot checks (sql_mode, JSON column storage, time zone).
  */
 @Injectable()
 export class GenevaDriveDataSource implements OnModuleInit {
@@ -101,10 +101,11 @@ export class GenevaDriveDataSource implements OnModuleInit {
     if (missing.length > 0) {
       throw new MissingMigrationError(
         `The library's tables ${missing.join(', ')} do not exist in this database: its migrations have not run. ` +
-          'Add GENEVA_DRIVE_MIGRATIONS to the TypeORM data source\'s migrations and run them before the app starts ' +
+          "Add GENEVA_DRIVE_MIGRATIONS to the TypeORM data source's migrations and run them before the app starts " +
           '(migrationsRun: true, or `typeorm migration:run` at deploy time).',
       );
     }
+    if (this.familyName === 'mysql') await checkMariaDbJsonColumns(dataSource);
     await this.refreshSchemaFeatures();
   }
 
@@ -118,10 +119,8 @@ export class GenevaDriveDataSource implements OnModuleInit {
    * and writes of executions name only the columns that exist (ExecutionColumns, LibraryTable).
    */
   async refreshSchemaFeatures(): Promise<SchemaFeatures> {
-    const features = await detectSchemaFeatures(this.dataSource);
-    if (this.familyName === 'mysql') await adaptMysqlJsonColumns(this.dataSource, features);
-    this.schemaFeatures = features;
-    return features;
+    this.schemaFeatures = await detectSchemaFeatures(this.dataSource);
+    return this.schemaFeatures;
   }
 
   get dataSource(): DataSource {
