@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
-import type { GenevaDriveConnectionOptions } from '../../../lib';
+import type { GenevaDriveModuleOptions } from '../../../lib';
 
 /**
  * The Redis the e2e suite runs on: the machine's single Redis (127.0.0.1:6379), or a Redis Cluster
@@ -34,7 +34,7 @@ export function testPrefix(name = 'gd-test'): string {
 /** One Redis connection of a test deployment: what its app and queue handles are given. */
 export interface TestRedisConnection {
   /** The module's `connection` option (and BullMQ's): plain options, or an ioredis Cluster. */
-  readonly connection: GenevaDriveConnectionOptions;
+  readonly connection: NonNullable<GenevaDriveModuleOptions['connection']>;
   /** Quits the Cluster client, once the apps and queues using it are closed (BullMQ does not). */
   release(): Promise<void>;
 }
@@ -46,8 +46,7 @@ export function openTestRedis(): TestRedisConnection {
   }
   const cluster = new Cluster([testRedisCluster]);
   return {
-    // The option's type spells out plain options; the library passes a client on as given.
-    connection: cluster as unknown as GenevaDriveConnectionOptions,
+    connection: cluster,
     release: async () => {
       if (cluster.status !== 'end') await cluster.quit();
     },

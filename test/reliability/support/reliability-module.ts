@@ -104,7 +104,7 @@ export class ReliabilityModule {
         }),
         GenevaDriveModule.forRoot({
           prefix: target.prefix,
-          connection: redis.connection as GenevaDriveModuleOptions['connection'],
+          connection: redis.connection,
           queues: { 'geneva-drive': { concurrency: options.concurrency } },
           worker: options.worker,
           enqueueAfterCommit: options.enqueueAfterCommit ?? true,
