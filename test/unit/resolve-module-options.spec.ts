@@ -370,6 +370,11 @@ describe('resolveModuleOptions', () => {
       redis.disconnect();
     });
 
+    it('Sentinel options (plain ioredis options) are passed on unchanged', () => {
+      const sentinel = { sentinels: [{ host: '10.0.0.5', port: 26379 }], name: 'mymaster' };
+      expect(resolveModuleOptions({ connection: sentinel }, 'forRoot()').connection).toEqual(sentinel);
+    });
+
     it('a Redis client is passed on as given too', () => {
       const options: GenevaDriveModuleOptions = { connection: redis };
       expect(resolveModuleOptions(options, 'forRoot()').connection).toBe(redis);
