@@ -60,6 +60,18 @@ export interface GenevaDriveConnectionOptions {
   [key: string]: unknown;
 }
 
+/**
+ * A Redis client the application created: an ioredis `Redis` or `Cluster` (`new Cluster(nodes)`
+ * for Redis Cluster). BullMQ uses it as given and duplicates it for its blocking connections; the
+ * application closes it (`quit()`) after the Nest app has closed. Spelled out by shape, the way
+ * BullMQ recognises a client, so the library's types do not depend on ioredis.
+ */
+export interface GenevaDriveRedisClient {
+  connect(...args: never[]): unknown;
+  disconnect(...args: never[]): unknown;
+  duplicate(...args: never[]): unknown;
+}
+
 /** Per-queue worker settings. */
 export interface GenevaDriveQueueOptions {
   /** default 10 */
@@ -68,8 +80,11 @@ export interface GenevaDriveQueueOptions {
 
 /** Options of `GenevaDriveModule.forRoot()`. Every key is optional. */
 export interface GenevaDriveModuleOptions {
-  /** default { host: '127.0.0.1', port: 6379 } */
-  connection?: GenevaDriveConnectionOptions;
+  /**
+   * default { host: '127.0.0.1', port: 6379 }. Connection options, or an ioredis client (a
+   * `Cluster` for Redis Cluster, with a prefix in braces).
+   */
+  connection?: GenevaDriveConnectionOptions | GenevaDriveRedisClient;
   /** BullMQ key prefix, default 'geneva-drive' */
   prefix?: string;
   /** TypeORM data source name, default: the default data source */

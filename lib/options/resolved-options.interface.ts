@@ -4,12 +4,13 @@ import type {
   GaugeReporter,
   GenevaDriveConnectionOptions,
   GenevaDriveQueueOptions,
+  GenevaDriveRedisClient,
 } from '../interfaces/module-options.interface';
 import type { StepChainLimits } from '../runner/step-chain';
 
 /** Module options with every default applied and every duration in milliseconds. */
 export interface ResolvedGenevaDriveOptions {
-  connection: GenevaDriveConnectionOptions;
+  connection: GenevaDriveConnectionOptions | GenevaDriveRedisClient;
   prefix: string;
   dataSource: string | undefined;
   queues: Record<string, Required<GenevaDriveQueueOptions>>;

@@ -16,6 +16,8 @@ type Assert<T extends true> = T;
 type Fits<A, B> = [A] extends [B] ? true : false;
 /** Both directions. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Async options without the members that produce module options (the implementation's are wider). */
+type AsyncExtras<T> = Omit<T, 'useFactory' | 'useClass' | 'useExisting'>;
 
 export type TypeChecks = [
   Assert<Same<Impl.Duration, Contract.Duration>>,
@@ -29,8 +31,12 @@ export type TypeChecks = [
   Assert<Same<Impl.HousekeepingOptions, Contract.HousekeepingOptions>>,
   Assert<Same<Impl.ErrorReportContext, Contract.ErrorReportContext>>,
   Assert<Same<Impl.GaugeReporter, Contract.GaugeReporter>>,
-  Assert<Same<Impl.GenevaDriveModuleOptions, Contract.GenevaDriveModuleOptions>>,
-  Assert<Fits<Impl.GenevaDriveModuleAsyncOptions, Contract.GenevaDriveModuleAsyncOptions>>,
+  // `connection` is widened compatibly (it also takes an ioredis client): every contract value
+  // fits; the rest of the options are the contract's exactly.
+  Assert<Fits<Contract.GenevaDriveModuleOptions, Impl.GenevaDriveModuleOptions>>,
+  Assert<Same<Omit<Impl.GenevaDriveModuleOptions, 'connection'>, Omit<Contract.GenevaDriveModuleOptions, 'connection'>>>,
+  Assert<Same<Impl.GenevaDriveConnectionOptions, Contract.GenevaDriveConnectionOptions>>,
+  Assert<Same<AsyncExtras<Impl.GenevaDriveModuleAsyncOptions>, AsyncExtras<Contract.GenevaDriveModuleAsyncOptions>>>,
   Assert<Fits<Contract.GenevaDriveModuleAsyncOptions, Impl.GenevaDriveModuleAsyncOptions>>,
   Assert<Same<Impl.StepJobOptions, Contract.StepJobOptions>>,
   Assert<Fits<Impl.StepContext<{ id: number }>, Contract.StepContext<{ id: number }>>>,

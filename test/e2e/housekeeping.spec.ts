@@ -2,7 +2,6 @@ import type { INestApplication } from '@nestjs/common';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { randomBytes } from 'node:crypto';
 import type { Logger as TypeOrmLogger } from 'typeorm';
 import { DataSource } from 'typeorm';
 import {
@@ -45,6 +44,7 @@ import {
 import { describeOn, itIf } from './support/describe-if';
 import { Deferred } from './support/deferred';
 import { EngineHarness } from './support/engine-harness';
+import { openTestRedis, testPrefix } from './support/redis';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -919,12 +919,16 @@ describe('housekeeping before the resumable and signals migrations ran (PostgreS
 
 describe('housekeeping schedule (@nestjs/schedule)', () => {
   let schema: string;
+  const redis = openTestRedis();
 
   beforeAll(async () => {
     schema = await createSchema('gd_schedule');
   });
 
-  afterAll(() => dropSchema(schema));
+  afterAll(async () => {
+    await redis.release();
+    await dropSchema(schema);
+  });
 
   async function compile(imports: unknown[], housekeeping: object, metrics?: GaugeReporter) {
     const moduleRef = await Test.createTestingModule({
@@ -932,7 +936,8 @@ describe('housekeeping schedule (@nestjs/schedule)', () => {
         ...(imports as never[]),
         TypeOrmModule.forRoot({ ...dataSourceOptions(schema, [Order]), retryAttempts: 0 }),
         GenevaDriveModule.forRoot({
-          prefix: `gd-schedule-${randomBytes(4).toString('hex')}`,
+          connection: redis.connection,
+          prefix: testPrefix('gd-schedule'),
           worker: false,
           housekeeping,
           metrics,

@@ -2,7 +2,6 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
-import { randomBytes } from 'node:crypto';
 import { QueryFailedError, type DataSource, type Logger } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import {
@@ -22,6 +21,7 @@ import { StepJournal } from '../fixtures/step-journal';
 import { testPooler } from './support/database';
 import { describeIf, describeOn } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
+import { openTestRedis, testPrefix } from './support/redis';
 import {
   heldStatements,
   namePrefixOf,
@@ -311,10 +311,12 @@ async function bootSecondInstance(
   bench: BatchBench,
   options: GenevaDriveModuleOptions,
 ): Promise<LibraryInstance & { close(): Promise<void> }> {
-  const prefix = `gd-test-${randomBytes(4).toString('hex')}`;
+  const prefix = testPrefix();
+  const redis = openTestRedis();
   const moduleRef = await Test.createTestingModule({
     imports: [
       GenevaDriveModule.forRoot({
+        connection: redis.connection,
         prefix,
         worker: false,
         housekeeping: { enabled: false },
@@ -331,11 +333,12 @@ async function bootSecondInstance(
     close: async () => {
       await app.close();
       const queue = new Queue('geneva-drive', {
-        connection: { host: '127.0.0.1', port: 6379 },
+        connection: redis.connection,
         prefix,
       });
       await queue.obliterate({ force: true });
       await queue.close();
+      await redis.release();
     },
   };
 }

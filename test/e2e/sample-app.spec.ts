@@ -13,7 +13,9 @@ import {
   type SampleAppConfig,
 } from '../../sample-app/src/config';
 import { dropSchema } from '../../sample-app/src/database';
-import { describeOn } from './support/describe-if';
+import { testDatabase } from './support/database';
+import { describeIf } from './support/describe-if';
+import { testRedisCluster } from './support/redis';
 
 /** One step execution of `GET /workflows/:id`, as JSON. */
 interface TimelineRow {
@@ -76,8 +78,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * schema and BullMQ prefix, and drives orders and campaigns through their workflows over HTTP.
  */
 // The sample app runs on PostgreSQL only (SPEC §12: DATABASE_URL), so the MariaDB and SQLite e2e
-// runs skip it; the engine it drives is covered on every database by the other specs.
-describeOn('postgres')('sample app (HTTP, PostgreSQL + BullMQ)', () => {
+// runs skip it; the engine it drives is covered on every database by the other specs. It connects
+// to one Redis by URL (REDIS_URL), so the Redis Cluster run skips it too.
+describeIf(testDatabase === 'postgres' && testRedisCluster === null)('sample app (HTTP, PostgreSQL + BullMQ)', () => {
   const suffix = randomBytes(4).toString('hex');
   const schema = `sample_app_test_${suffix}`;
   const redisPrefix = `sample-app-test-${suffix}`;

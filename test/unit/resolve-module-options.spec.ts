@@ -1,5 +1,5 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { ModuleOptionsError } from '../../lib';
 import type { GenevaDriveModuleOptions } from '../../lib';
 import { defaultQueues, resolveModuleOptions } from '../../lib/options/resolve-module-options';
@@ -362,8 +362,23 @@ describe('resolveModuleOptions', () => {
   describe('an ioredis client as the connection', () => {
     // lazyConnect: the client never connects; only what the options code sees of it matters.
     const cluster = new Cluster([{ host: '127.0.0.1', port: 7101 }], { lazyConnect: true });
-    const asConnection = cluster as unknown as GenevaDriveModuleOptions['connection'];
-    afterAll(() => cluster.disconnect());
+    const redis = new Redis({ lazyConnect: true });
+    // No cast: the option's type takes an ioredis client (`npm run typecheck` fails otherwise).
+    const asConnection: GenevaDriveModuleOptions['connection'] = cluster;
+    afterAll(() => {
+      cluster.disconnect();
+      redis.disconnect();
+    });
+
+    it('Sentinel options (plain ioredis options) are passed on unchanged', () => {
+      const sentinel = { sentinels: [{ host: '10.0.0.5', port: 26379 }], name: 'mymaster' };
+      expect(resolveModuleOptions({ connection: sentinel }, 'forRoot()').connection).toEqual(sentinel);
+    });
+
+    it('a Redis client is passed on as given too', () => {
+      const options: GenevaDriveModuleOptions = { connection: redis };
+      expect(resolveModuleOptions(options, 'forRoot()').connection).toBe(redis);
+    });
 
     it('is passed on as given (not copied), with a hash-tagged prefix', () => {
       const resolved = resolveModuleOptions(

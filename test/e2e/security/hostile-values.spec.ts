@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import {
   InvalidArgumentError,
@@ -42,6 +41,7 @@ import {
   testPooler,
 } from '../support/database';
 import { EngineHarness } from '../support/engine-harness';
+import { testPrefix, testRedisLabel } from '../support/redis';
 import {
   asStoredText,
   canaryProblem,
@@ -129,7 +129,7 @@ function isTypedStepRefusal(error: unknown): boolean {
 (testPooler === null ? describe : describe.skip).each(
   SETTINGS.map((setting): [string, SessionSetting] => [setting.label, setting]),
 )(
-  `hostile values (${testDatabaseLabel}, %s, BullMQ on Redis)`,
+  `hostile values (${testDatabaseLabel}, %s, BullMQ on ${testRedisLabel})`,
   (_label, setting) => {
     let harness: EngineHarness | undefined;
     let schema: string;
@@ -153,7 +153,7 @@ function isTypedStepRefusal(error: unknown): boolean {
             maxSignalPayloadSize: 4 * 2 ** 20,
             maxCursorSize: 4 * 2 ** 20,
           },
-          reuse: { schema, prefix: `gd-security-${randomBytes(4).toString('hex')}` },
+          reuse: { schema, prefix: testPrefix('gd-security') },
           extra: testDatabase === 'postgres' ? postgresExtra(setting, schema) : undefined,
         });
       } catch (error) {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { INestApplication, Provider, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -14,6 +13,7 @@ import {
   type WorkflowEntity,
 } from '../../../lib';
 import { createSchema, dataSourceOptions, dropSchema, type EntitySchemaTarget } from './database';
+import { openTestRedis, testPrefix, type TestRedisConnection } from './redis';
 
 export interface EngineHarnessOptions {
   workflows: Provider[];
@@ -35,8 +35,10 @@ export interface EngineHarnessOptions {
 /**
  * A real NestJS app on a real database and Redis (fresh BullMQ prefix), as users run it. The
  * database is GENEVA_TEST_DB's (support/database.ts), in a namespace of the harness's own: a
- * PostgreSQL schema, a MariaDB database or a SQLite file, named by `schema`. `close()` closes the
- * app, obliterates the queues and drops that namespace.
+ * PostgreSQL schema, a MariaDB database or a SQLite file, named by `schema`. The Redis is the
+ * suite's (support/redis.ts): with GENEVA_TEST_REDIS_CLUSTER, a Redis Cluster through an ioredis
+ * `Cluster` of the harness's own and a hash-tagged prefix. `close()` closes the app, obliterates
+ * the queues and drops that namespace.
  */
 export class EngineHarness {
   private readonly queues = new Map<string, Queue>();
@@ -45,29 +47,37 @@ export class EngineHarness {
     readonly app: INestApplication,
     readonly schema: string,
     readonly prefix: string,
+    private readonly redis: TestRedisConnection,
   ) {}
 
   static async boot(options: EngineHarnessOptions): Promise<EngineHarness> {
     const schema = options.reuse?.schema ?? (await createSchema());
-    const prefix = options.reuse?.prefix ?? `gd-test-${randomBytes(4).toString('hex')}`;
+    const prefix = options.reuse?.prefix ?? testPrefix();
     const dataSource = dataSourceOptions(schema, options.entities, options.migrations);
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        TypeOrmModule.forRoot(
-          options.extra ? { ...dataSource, extra: { ...dataSource.extra, ...options.extra } } : dataSource,
-        ),
-        GenevaDriveModule.forRoot({
-          prefix,
-          housekeeping: { enabled: false },
-          ...options.options,
-        }),
-        ...(options.imports ?? []),
-      ],
-      providers: [...options.workflows, ...(options.providers ?? [])],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
-    return new EngineHarness(app, schema, prefix);
+    const redis = openTestRedis();
+    try {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          TypeOrmModule.forRoot(
+            options.extra ? { ...dataSource, extra: { ...dataSource.extra, ...options.extra } } : dataSource,
+          ),
+          GenevaDriveModule.forRoot({
+            connection: redis.connection,
+            prefix,
+            housekeeping: { enabled: false },
+            ...options.options,
+          }),
+          ...(options.imports ?? []),
+        ],
+        providers: [...options.workflows, ...(options.providers ?? [])],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      await app.init();
+      return new EngineHarness(app, schema, prefix, redis);
+    } catch (error) {
+      await redis.release();
+      throw error;
+    }
   }
 
   get service(): WorkflowService {
@@ -115,7 +125,7 @@ export class EngineHarness {
   queue(name = 'geneva-drive'): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: { host: '127.0.0.1', port: 6379 }, prefix: this.prefix });
+      queue = new Queue(name, { connection: this.redis.connection, prefix: this.prefix });
       this.queues.set(name, queue);
     }
     return queue;
@@ -126,6 +136,7 @@ export class EngineHarness {
     await this.app.close();
     for (const queue of this.queues.values()) await queue.close();
     this.queues.clear();
+    await this.redis.release();
   }
 
   async close(): Promise<void> {
@@ -135,6 +146,8 @@ export class EngineHarness {
       await queue.obliterate({ force: true });
       await queue.close();
     }
+    this.queues.clear();
+    await this.redis.release();
     await dropSchema(this.schema);
   }
 }

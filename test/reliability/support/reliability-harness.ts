@@ -17,8 +17,10 @@ import {
 import { sleep } from './wait';
 import { PrivatePostgres } from './private-postgres';
 import { PrivateRedis } from './private-redis';
+import { PrivateRedisCluster } from './private-redis-cluster';
 import {
   ReliabilityModule,
+  scenarioRedisConnection,
   type ReliabilityAppOptions,
   type ReliabilityTarget,
 } from './reliability-module';
@@ -34,23 +36,29 @@ export interface ReliabilityHarnessOptions {
 
 const DEFAULT_SETTINGS: Omit<ReliabilitySettings, 'worker'> = { stepMs: 20, items: 10, itemMs: 10 };
 
+/** The scenario's Redis: a single server or a cluster, on loopback ports of its own. */
+interface ScenarioRedis {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
 /**
  * One fault-injection scenario's world: a private PostgreSQL cluster and a private Redis (both on
- * loopback, both the scenario's to kill), the engine's tables and the journal, a control app in
- * this process (`worker: false`: it starts workflows, sends signals and runs housekeeping), and a
- * pool of worker children.
+ * loopback, both the scenario's to kill; `bootOnCluster`: a private Redis Cluster), the engine's
+ * tables and the journal, a control app in this process (`worker: false`: it starts workflows,
+ * sends signals and runs housekeeping), and a pool of worker children.
  */
-export class ReliabilityHarness {
+export class ReliabilityHarness<Redis extends ScenarioRedis = PrivateRedis> {
   readonly pool: WorkerPool;
   /** Per-child overrides of the worker options (a command-only child: `worker: false`). */
   readonly overrides = new Map<string, Partial<ReliabilityAppOptions>>();
-  private inspectionQueue: Queue | null = null;
+  private inspection: { queue: Queue; release(): Promise<void> } | null = null;
 
   private constructor(
     /** Errors the control app's errorReporter saw. */
     readonly reported: string[],
     readonly postgres: PrivatePostgres,
-    readonly redis: PrivateRedis,
+    readonly redis: Redis,
     readonly target: ReliabilityTarget,
     readonly app: INestApplicationContext,
     private readonly options: ReliabilityHarnessOptions,
@@ -58,18 +66,38 @@ export class ReliabilityHarness {
     this.pool = new WorkerPool((name) => this.workerOptions(name));
   }
 
-  static async boot(options: ReliabilityHarnessOptions = {}): Promise<ReliabilityHarness> {
+  static boot(options: ReliabilityHarnessOptions = {}): Promise<ReliabilityHarness> {
+    return ReliabilityHarness.bootWith(() => PrivateRedis.start(), false, options);
+  }
+
+  /**
+   * The scenario on a private Redis Cluster (three masters, a replica each): every app connects
+   * through an ioredis Cluster, with a hash-tagged prefix.
+   */
+  static bootOnCluster(
+    options: ReliabilityHarnessOptions = {},
+  ): Promise<ReliabilityHarness<PrivateRedisCluster>> {
+    return ReliabilityHarness.bootWith(() => PrivateRedisCluster.start(), true, options);
+  }
+
+  private static async bootWith<Redis extends ScenarioRedis>(
+    startRedis: () => Promise<Redis>,
+    cluster: boolean,
+    options: ReliabilityHarnessOptions,
+  ): Promise<ReliabilityHarness<Redis>> {
     const postgres = await PrivatePostgres.start();
-    const redis = await PrivateRedis.start().catch(async (error: unknown) => {
+    const redis = await startRedis().catch(async (error: unknown) => {
       await postgres.stop();
       throw error;
     });
+    const prefix = `gd-rel-${randomBytes(4).toString('hex')}`;
     const target: ReliabilityTarget = {
       pgHost: '127.0.0.1',
       pgPort: postgres.port,
       pgDatabase: 'postgres',
       redisPort: redis.port,
-      prefix: `gd-rel-${randomBytes(4).toString('hex')}`,
+      redisCluster: cluster,
+      prefix: cluster ? `{${prefix}}` : prefix,
     };
     const reported: string[] = [];
     try {
@@ -200,11 +228,15 @@ export class ReliabilityHarness {
 
   /** A BullMQ handle on the scenario's queue, to look at jobs. */
   get queue(): Queue {
-    this.inspectionQueue ??= new Queue('geneva-drive', {
-      connection: { host: '127.0.0.1', port: this.target.redisPort },
-      prefix: this.target.prefix,
-    });
-    return this.inspectionQueue;
+    if (!this.inspection) {
+      const redis = scenarioRedisConnection(this.target);
+      const queue = new Queue('geneva-drive', {
+        connection: redis.connection,
+        prefix: this.target.prefix,
+      });
+      this.inspection = { queue, release: () => redis.release() };
+    }
+    return this.inspection.queue;
   }
 
   /** One line per execution: state, outcome, job id and that job's BullMQ state (for failures). */
@@ -231,7 +263,8 @@ export class ReliabilityHarness {
 
   async close(): Promise<void> {
     try {
-      await this.inspectionQueue?.close();
+      await this.inspection?.queue.close();
+      await this.inspection?.release();
       await this.pool.stopAll();
       await this.app.close();
     } finally {

@@ -1,5 +1,7 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import type { ConnectionOptions } from 'bullmq';
+import { Cluster } from 'ioredis';
 import {
   GENEVA_DRIVE_ENTITIES,
   GENEVA_DRIVE_MIGRATIONS,
@@ -20,7 +22,41 @@ export interface ReliabilityTarget {
   pgPort: number;
   pgDatabase: string;
   redisPort: number;
+  /** The Redis on redisPort is a node of a Redis Cluster (the prefix then has a hash tag). */
+  redisCluster?: boolean;
   prefix: string;
+}
+
+/** The app's Redis connection: plain options, or an ioredis Cluster its owner must quit. */
+export function scenarioRedisConnection(target: ReliabilityTarget): {
+  connection: ConnectionOptions;
+  release(): Promise<void>;
+} {
+  if (!target.redisCluster) {
+    return {
+      connection: { host: '127.0.0.1', port: target.redisPort },
+      release: () => Promise.resolve(),
+    };
+  }
+  const cluster = new Cluster([{ host: '127.0.0.1', port: target.redisPort }]);
+  return {
+    connection: cluster,
+    release: async () => {
+      if (cluster.status !== 'end') await cluster.quit().catch(() => cluster.disconnect());
+    },
+  };
+}
+
+const REDIS_RELEASE = Symbol('REDIS_RELEASE');
+
+/** Quits the app's Cluster client after the app's queues and workers have closed. */
+@Injectable()
+class RedisConnectionCloser implements OnApplicationShutdown {
+  constructor(@Inject(REDIS_RELEASE) private readonly release: () => Promise<void>) {}
+
+  onApplicationShutdown(): Promise<void> {
+    return this.release();
+  }
 }
 
 /** One reliability app: the parent's control app or a worker child. */
@@ -45,6 +81,7 @@ export interface ReliabilityAppOptions {
 export class ReliabilityModule {
   static forRoot(options: ReliabilityAppOptions): DynamicModule {
     const { target } = options;
+    const redis = scenarioRedisConnection(target);
     return {
       module: ReliabilityModule,
       imports: [
@@ -67,7 +104,7 @@ export class ReliabilityModule {
         }),
         GenevaDriveModule.forRoot({
           prefix: target.prefix,
-          connection: { host: '127.0.0.1', port: target.redisPort },
+          connection: redis.connection,
           queues: { 'geneva-drive': { concurrency: options.concurrency } },
           worker: options.worker,
           enqueueAfterCommit: options.enqueueAfterCommit ?? true,
@@ -80,6 +117,8 @@ export class ReliabilityModule {
         { provide: RELIABILITY_SETTINGS, useValue: options.settings },
         ReliabilityJournal,
         ...RELIABILITY_WORKFLOWS,
+        { provide: REDIS_RELEASE, useValue: () => redis.release() },
+        RedisConnectionCloser,
       ],
     };
   }
