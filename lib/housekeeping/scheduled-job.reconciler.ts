@@ -136,7 +136,10 @@ export class ScheduledJobReconciler {
     // A walk cut short (shutdown, the run's time bound) covers the pages it looked up.
     if (complete) result.coverage = { settledBefore, through: null };
     else if (after) {
-      result.coverage = { settledBefore, through: { scheduledFor: after.scheduledFor, id: after.id } };
+      result.coverage = {
+        settledBefore,
+        through: { scheduledFor: after.scheduledFor, id: after.id },
+      };
     }
     if (result.reenqueued > 0) {
       this.logger.log(
