@@ -112,7 +112,7 @@ export class HousekeepingService
    * One housekeeping pass: cleanup, stuck-`in_progress` recovery, stuck-`scheduled` recovery,
    * then the gauges. Resolves all zeros when another process holds the housekeeping lock. An
    * error in one part is reported (`errorReporter`) and the next part still runs; a failing row
-   * is reported and skipped.
+   * is reported and skipped. A run stops after the batch in hand once `maxRunDuration` passed.
    */
   run(): Promise<HousekeepingResult> {
     return this.track(this.pass());
