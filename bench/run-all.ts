@@ -26,6 +26,7 @@ const BENCHMARKS: Array<{ name: string; file: string }> = [
   { name: 'memory', file: 'memory.bench.ts' },
   { name: 'resumable', file: 'resumable-checkpoint.bench.ts' },
   { name: 'housekeeping', file: 'housekeeping.bench.ts' },
+  { name: 'overload', file: 'overload.bench.ts' },
 ];
 /** `npm run typecheck` checks the benchmarks; compiling each child without it saves seconds. */
 const EXEC_ARGV = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];

@@ -18,7 +18,7 @@ import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.int
 import { WorkflowRepository } from '../ports/workflow.repository';
 import { asError } from '../scheduling/execution-transitions';
 import { CompletedWorkflowCleaner } from './completed-workflow.cleaner';
-import { ScheduledJobReconciler } from './scheduled-job.reconciler';
+import { ScheduledJobReconciler, type ReconciliationResult } from './scheduled-job.reconciler';
 import { StuckExecutionRecoverer } from './stuck-execution.recoverer';
 import { WorkflowGauges } from './workflow-gauges';
 
@@ -112,7 +112,7 @@ export class HousekeepingService
    * One housekeeping pass: cleanup, stuck-`in_progress` recovery, stuck-`scheduled` recovery,
    * then the gauges. Resolves all zeros when another process holds the housekeeping lock. An
    * error in one part is reported (`errorReporter`) and the next part still runs; a failing row
-   * is reported and skipped.
+   * is reported and skipped. A run stops after the batch in hand once `maxRunDuration` passed.
    */
   run(): Promise<HousekeepingResult> {
     return this.track(this.pass());
@@ -160,7 +160,16 @@ export class HousekeepingService
       const startedAt = Date.now();
       const settings = this.options.housekeeping;
       const ago = (ms: number) => new Date(startedAt - ms);
-      const shouldStop = () => this.stopping;
+      // Bounded at any table size: each part stops after its current batch once its time is up;
+      // cleanup gets the first half, so recovery runs even behind a huge cleanup backlog.
+      const bound = { hit: false };
+      const until = (at: number) => () => {
+        const timeUp = Date.now() >= at;
+        if (timeUp) bound.hit = true;
+        return this.stopping || timeUp;
+      };
+      const cleanupShouldStop = until(startedAt + settings.maxRunDurationMs / 2);
+      const shouldStop = until(startedAt + settings.maxRunDurationMs);
       // A migration may have run since boot.
       if (!this.repository.features.signals || !this.repository.features.resumable) {
         await this.repository.refreshSchemaFeatures();
@@ -171,7 +180,7 @@ export class HousekeepingService
       } else {
         const cutoff = ago(settings.deleteCompletedWorkflowsAfterMs);
         await this.guard('cleanup', async () => {
-          const counts = await this.cleaner.clean(cutoff, settings.batchSize, shouldStop);
+          const counts = await this.cleaner.clean(cutoff, settings.batchSize, cleanupShouldStop);
           result.workflowsCleanedUp = counts.workflows;
           result.stepExecutionsCleanedUp = counts.stepExecutions;
           result.signalsCleanedUp = counts.signals;
@@ -187,16 +196,16 @@ export class HousekeepingService
           shouldStop,
         );
       });
-      // Before stuck-scheduled recovery, which then leaves the rows re-enqueued here alone.
-      const reconciliation = { ran: false, reenqueued: new Set<string>() };
+      // One pass over the jobs: reconciliation looks up the job of every settled `scheduled` row
+      // (overdue ones first) and re-enqueues the lost ones; stuck-scheduled recovery then leaves
+      // those rows alone and asks the queue only about the rows reconciliation did not reach.
+      const reconciliation: { result: ReconciliationResult | null } = { result: null };
       if (settings.reconcileScheduledJobs && this.reconciler.supported) {
         await this.guard('scheduled job reconciliation', async () => {
-          const { executionIds } = await this.reconciler.reconcile({
+          reconciliation.result = await this.reconciler.reconcile({
             batchSize: settings.batchSize,
             shouldStop,
           });
-          reconciliation.ran = true;
-          executionIds.forEach((id) => reconciliation.reenqueued.add(id));
         });
       }
       await this.guard('stuck scheduled recovery', async () => {
@@ -205,7 +214,7 @@ export class HousekeepingService
           scheduledCutoff,
           settings.batchSize,
           shouldStop,
-          reconciliation.reenqueued,
+          reconciliation.result,
         );
       });
       const { metrics, waitingVisibilityThresholdMs } = this.options;
@@ -217,11 +226,17 @@ export class HousekeepingService
             if (tags) metrics.gauge(name, value, tags);
             else metrics.gauge(name, value);
           }
-          if (reconciliation.ran) metrics.gauge(RECONCILED_GAUGE, reconciliation.reenqueued.size);
+          const { result: reconciled } = reconciliation;
+          if (reconciled) metrics.gauge(RECONCILED_GAUGE, reconciled.reenqueued);
         });
       }
+      if (bound.hit) {
+        this.logger.warn(
+          `[Housekeeping] Stopped at maxRunDuration (${settings.maxRunDurationMs} ms) with work left; the next run goes on`,
+        );
+      }
       this.logger.log(
-        `[Housekeeping] Completed: ${JSON.stringify({ ...result, lostJobsReenqueued: reconciliation.reenqueued.size })}`,
+        `[Housekeeping] Completed: ${JSON.stringify({ ...result, lostJobsReenqueued: reconciliation.result?.reenqueued ?? 0 })}`,
       );
       return true;
     });

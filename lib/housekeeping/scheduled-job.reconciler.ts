@@ -31,6 +31,18 @@ export interface ReconciliationResult {
   reenqueued: number;
   /** Ids of the re-enqueued executions. */
   executionIds: string[];
+  /** Which rows had their job looked up, for `leftAlone()` (null when nothing was inspected). */
+  coverage: ReconciliationCoverage | null;
+}
+
+/**
+ * The rows one reconciliation looked up: every `scheduled` row of a registered class with a job id,
+ * settled before `settledBefore`, up to `through` in the walk's (`scheduled_for`, id) order (null:
+ * the walk ran to the end).
+ */
+export interface ReconciliationCoverage {
+  settledBefore: Date;
+  through: { scheduledFor: Date; id: string } | null;
 }
 
 /** A candidate row, the queue its job belongs in, and what that queue knows of the job. */
@@ -87,13 +99,19 @@ export class ScheduledJobReconciler {
   async reconcile(
     options: { batchSize?: number; graceMs?: number; shouldStop?: () => boolean } = {},
   ): Promise<ReconciliationResult> {
-    const result: ReconciliationResult = { checked: 0, reenqueued: 0, executionIds: [] };
+    const result: ReconciliationResult = {
+      checked: 0,
+      reenqueued: 0,
+      executionIds: [],
+      coverage: null,
+    };
     const inspector = isStepJobInspector(this.queue) ? this.queue : null;
     if (!inspector) return result;
     const batchSize = options.batchSize ?? this.options.housekeeping.batchSize;
     const shouldStop = options.shouldStop ?? (() => false);
     const settledBefore = new Date(Date.now() - (options.graceMs ?? RECONCILE_GRACE_MS));
     let after: StepExecutionEntity | null = null;
+    let complete = false;
     while (!shouldStop()) {
       const { executions, workflows } = await this.repository.scheduledExecutions(
         settledBefore,
@@ -109,8 +127,19 @@ export class ScheduledJobReconciler {
           result.executionIds.push(candidate.execution.id);
         }
       }
-      if (executions.length < batchSize) break;
-      after = executions[executions.length - 1];
+      if (executions.length > 0) after = executions[executions.length - 1];
+      if (executions.length < batchSize) {
+        complete = true;
+        break;
+      }
+    }
+    // A walk cut short (shutdown, the run's time bound) covers the pages it looked up.
+    if (complete) result.coverage = { settledBefore, through: null };
+    else if (after) {
+      result.coverage = {
+        settledBefore,
+        through: { scheduledFor: after.scheduledFor, id: after.id },
+      };
     }
     if (result.reenqueued > 0) {
       this.logger.log(
@@ -121,23 +150,32 @@ export class ScheduledJobReconciler {
   }
 
   /**
-   * The ids of those executions whose latest job (`job_id`) the queue holds and has not finished:
-   * a queue that is behind, not a lost job. Empty when the queue cannot be inspected. Stuck-
-   * scheduled recovery leaves these alone, so a backlog is never enqueued a second time.
+   * The ids of those executions stuck-scheduled recovery must leave alone: those whose latest job
+   * (`job_id`) the queue holds and has not finished (a queue that is behind, not a lost job), and
+   * those `coverage` says this run's reconciliation already looked up (it re-enqueued the lost ones
+   * and left the queued ones). Only the other rows' jobs are looked up here, so a housekeeping run
+   * asks the queue about each overdue row once. Empty when the queue cannot be inspected.
    */
-  async withPendingJobs(executions: StepExecutionEntity[]): Promise<Set<string>> {
+  async leftAlone(
+    executions: StepExecutionEntity[],
+    coverage: ReconciliationCoverage | null,
+  ): Promise<Set<string>> {
     const inspector = isStepJobInspector(this.queue) ? this.queue : null;
-    const pending = new Set<string>();
-    if (!inspector || executions.length === 0) return pending;
+    const ids = new Set<string>();
+    if (!inspector || executions.length === 0) return ids;
     const workflows = await this.repository.workflowsOf(
       executions.map((execution) => execution.workflowId),
     );
-    const candidates = this.candidates(executions, workflows);
-    await this.lookUp(inspector, candidates);
-    for (const { execution, presence } of candidates) {
-      if (presence === 'pending') pending.add(execution.id);
+    const unchecked: Candidate[] = [];
+    for (const candidate of this.candidates(executions, workflows)) {
+      if (coverage && covers(coverage, candidate.execution)) ids.add(candidate.execution.id);
+      else unchecked.push(candidate);
     }
-    return pending;
+    if (unchecked.length > 0) await this.lookUp(inspector, unchecked);
+    for (const { execution, presence } of unchecked) {
+      if (presence === 'pending') ids.add(execution.id);
+    }
+    return ids;
   }
 
   /**
@@ -231,6 +269,16 @@ export class ScheduledJobReconciler {
       return false;
     }
   }
+}
+
+/** Whether the reconciliation that left `coverage` looked up `execution`'s job. */
+function covers(coverage: ReconciliationCoverage, execution: StepExecutionEntity): boolean {
+  if (!(execution.updatedAt < coverage.settledBefore)) return false;
+  const { through } = coverage;
+  if (!through) return true;
+  const at = execution.scheduledFor.getTime();
+  const last = through.scheduledFor.getTime();
+  return at < last || (at === last && execution.id <= through.id);
 }
 
 /** Rejects when `promise` takes longer than `LOOKUP_TIMEOUT_MS`. */

@@ -18,7 +18,7 @@ import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { asError, terminalTransition } from '../scheduling/execution-transitions';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
-import { ScheduledJobReconciler } from './scheduled-job.reconciler';
+import { ScheduledJobReconciler, type ReconciliationResult } from './scheduled-job.reconciler';
 
 /** Whether a row was recovered, and an error to report once its transaction committed. */
 interface RecoveryVerdict {
@@ -52,26 +52,33 @@ export class StuckExecutionRecoverer {
   }
 
   /**
-   * Recovers every execution of `kind` stuck since before `cutoff`, except those in `skip` (just
-   * re-enqueued by reconciliation); resolves the number recovered.
+   * Recovers every execution of `kind` stuck since before `cutoff`; resolves the number recovered.
+   * For `scheduled`, `reconciled` is what this run's reconciliation did: the rows it re-enqueued
+   * and the rows whose job it looked up are left alone without asking the queue again.
    */
   async recover(
     kind: StuckKind,
     cutoff: Date,
     batchSize: number,
     shouldStop: () => boolean,
-    skip: ReadonlySet<string> = new Set(),
+    reconciled: Pick<ReconciliationResult, 'executionIds' | 'coverage'> | null = null,
   ): Promise<number> {
     let recovered = 0;
     let after: StuckPageStart | null = null;
+    const reenqueued = new Set(reconciled?.executionIds);
     while (!shouldStop()) {
       const page = await this.repository.stuckExecutions(kind, cutoff, batchSize, after);
       // Overdue but still queued: the queue is behind. Re-enqueuing would only add jobs.
-      const queued =
-        kind === 'scheduled' ? await this.reconciler.withPendingJobs(page) : new Set<string>();
+      const leftAlone =
+        kind === 'scheduled'
+          ? await this.reconciler.leftAlone(
+              page.filter((execution) => !reenqueued.has(execution.id)),
+              reconciled?.coverage ?? null,
+            )
+          : new Set<string>();
       for (const candidate of page) {
         if (shouldStop()) break;
-        if (skip.has(candidate.id) || queued.has(candidate.id)) continue;
+        if (reenqueued.has(candidate.id) || leftAlone.has(candidate.id)) continue;
         if (await this.recoverOne(kind, candidate, cutoff)) recovered += 1;
       }
       if (page.length < batchSize) break;

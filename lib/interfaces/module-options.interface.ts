@@ -24,6 +24,13 @@ export interface HousekeepingOptions {
   /** default 1000 */
   batchSize?: number;
   /**
+   * default '4m'. How long one housekeeping run may work before it stops at the end of the current
+   * batch (the next run starts over), so a run over a backlog of millions of rows ends before the
+   * next tick. Cleanup may use half of it, so recovery always gets its turn. Keep it below the
+   * cron interval.
+   */
+  maxRunDuration?: Duration;
+  /**
    * default true. Each housekeeping run first compares the `scheduled` executions of ready and
    * performing workflows with the queue's jobs and re-enqueues those whose job is gone (a Redis
    * flush or restart, a job that ran before its row was visible), instead of waiting for

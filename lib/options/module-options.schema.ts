@@ -70,6 +70,9 @@ export class HousekeepingOptionsSchema {
   stuckScheduledThreshold?: unknown;
   @IsOptionalKey() @IsIn(['reattempt', 'cancel']) stuckRecoveryAction?: string;
   @IsOptionalKey() @IsInt() @Min(1) batchSize?: number;
+  @IsOptionalKey()
+  @Satisfies(isDuration, "a duration such as '4m'")
+  maxRunDuration?: unknown;
   @IsOptionalKey() @IsBoolean() reconcileScheduledJobs?: boolean;
 }
 

@@ -103,6 +103,7 @@ export function resolveModuleOptions(
       ),
       stuckRecoveryAction: housekeeping.stuckRecoveryAction ?? 'reattempt',
       batchSize: housekeeping.batchSize ?? 1000,
+      maxRunDurationMs: parseDuration(housekeeping.maxRunDuration ?? '4m', 'maxRunDuration'),
       reconcileScheduledJobs: housekeeping.reconcileScheduledJobs ?? true,
     },
     maxCursorSize: raw.maxCursorSize === undefined ? 131072 : raw.maxCursorSize,

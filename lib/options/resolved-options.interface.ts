@@ -25,6 +25,7 @@ export interface ResolvedGenevaDriveOptions {
     stuckScheduledThresholdMs: number;
     stuckRecoveryAction: 'reattempt' | 'cancel';
     batchSize: number;
+    maxRunDurationMs: number;
     reconcileScheduledJobs: boolean;
   };
   stepChaining: StepChainLimits;

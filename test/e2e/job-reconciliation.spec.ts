@@ -18,6 +18,8 @@ import {
   HousekeepingQuickWorkflow,
 } from '../fixtures/housekeeping.workflows';
 import { Order } from '../fixtures/order.entity';
+import { StepJobQueue } from '../../lib/queue/step-job.queue';
+import type { StepJobInspector } from '../../lib/queue/step-job-inspector';
 import { IterationScript } from '../fixtures/resumable.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { testDatabase, testDatabaseLabel } from './support/database';
@@ -163,6 +165,38 @@ describe(`scheduled-job reconciliation (${testDatabaseLabel} + BullMQ)`, () => {
       expect((await executions().findOneByOrFail({ id: execution.id })).jobId).toBe(execution.id);
       await harness.service.cancel(workflow);
     }
+  });
+
+  it('one run asks the queue about each overdue row once: recovery reuses what reconciliation looked up', async () => {
+    const overdue = [];
+    for (let i = 0; i < 3; i++) {
+      const workflow = await harness.service.start(HousekeepingQuickWorkflow, {
+        hero: await newOrder(),
+      });
+      overdue.push({ workflow, execution: await current(workflow.id) });
+    }
+    overdue.push(await lostJob());
+    for (const { execution } of overdue) {
+      await executions().update(execution.id, { scheduledFor: ago(20 * MINUTE) });
+      await settle(execution);
+    }
+    const queue = harness.app.get<StepJobQueue>(StepJobQueue) as StepJobQueue & StepJobInspector;
+    const lookups = jest.spyOn(queue, 'jobPresence');
+    let asked: string[];
+    try {
+      await housekeeping().run();
+      asked = lookups.mock.calls.flatMap(([, jobIds]) => jobIds);
+    } finally {
+      lookups.mockRestore();
+    }
+    for (const { execution } of overdue) {
+      expect(asked.filter((jobId) => jobId === execution.jobId)).toHaveLength(1);
+    }
+    // The lost one was re-enqueued once; the queued ones kept their jobs.
+    expect((await executions().findOneByOrFail({ id: overdue[3].execution.id })).jobId).toBe(
+      `${overdue[3].execution.id}_1`,
+    );
+    for (const { workflow } of overdue) await harness.service.cancel(workflow);
   });
 
   it('a lost job past stuckScheduledThreshold is re-enqueued once, and not again by the next runs', async () => {

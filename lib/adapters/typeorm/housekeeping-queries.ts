@@ -119,7 +119,14 @@ export class HousekeepingQueries {
     const column = `execution.${FILTER_COLUMN[kind]}`;
     const query = manager
       .createQueryBuilder(StepExecutionEntity, 'execution')
-      .select(['execution.id', 'execution.workflowId', 'execution.stepName', 'execution.jobId', column])
+      .select([
+        'execution.id',
+        'execution.workflowId',
+        'execution.stepName',
+        'execution.jobId',
+        'execution.updatedAt',
+        column,
+      ])
       .where(STUCK_STATE_PREDICATES[kind])
       .andWhere(`${column} < :cutoff`, { cutoff });
     if (kind === 'scheduled') {

@@ -26,7 +26,14 @@ export type WorkerCommand =
   | { command: 'start'; workflow: string; heroId?: number }
   | { command: 'startInTransaction'; workflow: string; commitAfterMs: number }
   | { command: 'signal'; workflowId: string; name: string; idempotencyKey?: string }
-  | { command: 'perform'; executionId: string };
+  | { command: 'perform'; executionId: string }
+  | { command: 'usage' };
+
+/** What `usage` resolves: the child's resident set and CPU time so far. */
+export interface WorkerUsage {
+  rssBytes: number;
+  cpuMicros: number;
+}
 
 /** Messages a worker child sends to the parent. */
 export type WorkerMessage =
@@ -93,6 +100,13 @@ async function execute(app: INestApplicationContext, request: WorkerCommand): Pr
     case 'perform':
       await app.get(WorkflowRunner).performStep(request.executionId);
       return null;
+    case 'usage': {
+      const { user, system } = process.cpuUsage();
+      return {
+        rssBytes: process.memoryUsage().rss,
+        cpuMicros: user + system,
+      } satisfies WorkerUsage;
+    }
   }
 }
 
