@@ -114,7 +114,7 @@ describe(`GenevaDriveHealthIndicator (${testDatabaseLabel})`, () => {
 // A Redis of the test's own, so it can be killed: PostgreSQL only (the transport is the subject),
 // not through PgBouncer (nothing about the pooler changes what is measured).
 describeIf(testDatabaseLabel === 'PostgreSQL' && testPooler === null)(
-  'GenevaDriveHealthIndicator with the transport gone',
+  'GenevaDriveHealthIndicator with a transport that does not answer',
   () => {
     let redis: PrivateRedis;
     let harness: EngineHarness;
@@ -131,15 +131,15 @@ describeIf(testDatabaseLabel === 'PostgreSQL' && testPooler === null)(
     });
 
     afterAll(async () => {
-      // Back up first: BullMQ's workers close cleanly only on a transport that answers.
-      await redis?.restart(0);
+      redis?.thaw();
       await harness?.closeApp();
       await redis?.stop();
     });
 
-    it('is down (503) naming the transport once Redis stops answering', async () => {
+    it('is down (503) naming the transport while Redis does not answer, up once it does', async () => {
       await readyOf(harness).expect(200);
-      await redis.stop();
+      // A hung Redis (SIGSTOP): connections stay open and nothing answers.
+      redis.freeze();
       const body = (await readyOf(harness).expect(503)).body as HealthBody;
       expect(body.details['geneva-drive']).toMatchObject({
         status: 'down',
@@ -147,6 +147,8 @@ describeIf(testDatabaseLabel === 'PostgreSQL' && testPooler === null)(
         transport: 'down',
         problems: [expect.stringMatching(/^transport: the transport did not answer within 2000 ms/)],
       });
+      redis.thaw();
+      await readyOf(harness).expect(200);
     });
   },
 );

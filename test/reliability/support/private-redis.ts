@@ -36,6 +36,16 @@ export class PrivateRedis {
     await this.spawn();
   }
 
+  /** SIGSTOPs the server: connections stay open and nothing answers (a hung Redis), until thaw(). */
+  freeze(): void {
+    this.process?.kill('SIGSTOP');
+  }
+
+  /** SIGCONTs a frozen server: it answers again with everything it held. */
+  thaw(): void {
+    this.process?.kill('SIGCONT');
+  }
+
   async stop(): Promise<void> {
     process.off('exit', this.onExit);
     await this.kill();
