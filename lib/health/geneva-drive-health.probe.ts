@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { withTimeout } from '../common/with-timeout';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
@@ -30,14 +31,18 @@ export class GenevaDriveHealthProbe {
     const findings: HealthFindings = { healthy: true, problems, database: 'up', transport: 'up' };
 
     try {
-      await withinTimeout(this.repository.ping(), 'the database');
+      await withTimeout(this.repository.ping(), ANSWER_TIMEOUT_MS, notAnswered('the database'));
     } catch (error) {
       findings.database = 'down';
       problems.push(`database: ${messageOf(error)}`);
     }
     if (isStepJobTransportProbe(this.queue)) {
       try {
-        findings.queues = await withinTimeout(this.queue.transportStatus(), 'the transport');
+        findings.queues = await withTimeout(
+          this.queue.transportStatus(),
+          ANSWER_TIMEOUT_MS,
+          notAnswered('the transport'),
+        );
       } catch (error) {
         findings.transport = 'down';
         problems.push(`transport: ${messageOf(error)}`);
@@ -98,19 +103,8 @@ function validateThresholds(thresholds: HealthThresholds, visibilityMs: number |
   }
 }
 
-async function withinTimeout<T>(work: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} did not answer within ${ANSWER_TIMEOUT_MS} ms`)),
-      ANSWER_TIMEOUT_MS,
-    );
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+function notAnswered(what: string): string {
+  return `${what} did not answer within ${ANSWER_TIMEOUT_MS} ms`;
 }
 
 function messageOf(error: unknown): string {

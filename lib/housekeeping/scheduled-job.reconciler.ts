@@ -7,6 +7,7 @@ import { ErrorReportingService } from '../observability/error-reporting.service'
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { RUNNABLE_WORKFLOW_STATES } from '../common/states';
+import { withTimeout } from '../common/with-timeout';
 import { WorkflowRepository } from '../ports/workflow.repository';
 import { StepJobQueue } from '../queue/step-job.queue';
 import {
@@ -218,7 +219,8 @@ export class ScheduledJobReconciler {
           queue,
           group.map(({ execution }) => execution.jobId!),
         ),
-        `looking up ${group.length} job(s) in queue '${queue}'`,
+        LOOKUP_TIMEOUT_MS,
+        `Timed out after ${LOOKUP_TIMEOUT_MS} ms looking up ${group.length} job(s) in queue '${queue}'; is Redis reachable?`,
       );
       for (const candidate of group) {
         candidate.presence = presence.get(candidate.execution.jobId!) ?? 'missing';
@@ -279,23 +281,4 @@ function covers(coverage: ReconciliationCoverage, execution: StepExecutionEntity
   const at = execution.scheduledFor.getTime();
   const last = through.scheduledFor.getTime();
   return at < last || (at === last && execution.id <= through.id);
-}
-
-/** Rejects when `promise` takes longer than `LOOKUP_TIMEOUT_MS`. */
-async function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  // A lookup that loses the race must not become an unhandled rejection later.
-  promise.catch(() => undefined);
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(new Error(`Timed out after ${LOOKUP_TIMEOUT_MS} ms ${what}; is Redis reachable?`)),
-      LOOKUP_TIMEOUT_MS,
-    );
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
