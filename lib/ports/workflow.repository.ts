@@ -24,6 +24,12 @@ export interface RepositoryTransaction {
   enqueue(job: StepJob): Promise<void>;
   /** Runs `work` once before the commit; a later registration under the same key is ignored. */
   beforeCommit(key: string, work: () => Promise<void>): void;
+  /**
+   * Runs `work` once the transaction has committed (the caller's outermost commit inside a
+   * caller's transaction), before its jobs are enqueued: an event published there comes before
+   * anything those jobs do. Synchronous; never run on rollback.
+   */
+  afterCommit(work: () => void): void;
 }
 
 /** How a transaction runs. */

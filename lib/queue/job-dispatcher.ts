@@ -7,13 +7,19 @@ import { isInlineEnqueue } from './inline-enqueue.context';
 import type { StepJob } from './step-job.interface';
 import { StepJobQueue } from './step-job.queue';
 
+/** What waits for a caller's commit: the jobs, and the work to run before they are enqueued. */
+interface CommittedWork {
+  jobs: StepJob[];
+  afterCommit: Array<() => void>;
+}
+
 /**
  * Decides when step jobs reach the queue: after the library's own transaction commits, after the
  * caller's outermost transaction commits, or at once (inline enqueue).
  */
 @Injectable()
 export class JobDispatcher {
-  private readonly pendingByQueryRunner = new WeakMap<QueryRunner, StepJob[]>();
+  private readonly pendingByQueryRunner = new WeakMap<QueryRunner, CommittedWork>();
 
   constructor(
     private readonly queue: StepJobQueue,
@@ -38,22 +44,39 @@ export class JobDispatcher {
     }
   }
 
-  /** Holds jobs until the caller's transaction (on this query runner) commits. */
-  deferToCaller(queryRunner: QueryRunner, jobs: readonly StepJob[]): void {
-    if (jobs.length === 0) return;
-    const pending = this.pendingByQueryRunner.get(queryRunner) ?? [];
-    pending.push(...jobs);
+  /**
+   * A library transaction has committed: its after-commit work runs first (synchronously, so
+   * nothing its jobs do can come before it), then its jobs are enqueued.
+   */
+  async committed(jobs: readonly StepJob[], afterCommit: ReadonlyArray<() => void>): Promise<void> {
+    try {
+      afterCommit.forEach((work) => work());
+    } finally {
+      await this.flush(jobs);
+    }
+  }
+
+  /** Holds jobs and after-commit work until the caller's transaction (on this query runner) commits. */
+  deferToCaller(
+    queryRunner: QueryRunner,
+    jobs: readonly StepJob[],
+    afterCommit: ReadonlyArray<() => void>,
+  ): void {
+    if (jobs.length === 0 && afterCommit.length === 0) return;
+    const pending = this.pendingByQueryRunner.get(queryRunner) ?? { jobs: [], afterCommit: [] };
+    pending.jobs.push(...jobs);
+    pending.afterCommit.push(...afterCommit);
     this.pendingByQueryRunner.set(queryRunner, pending);
   }
 
   /** Called on every commit; acts only on the outermost one (savepoint releases also fire). */
   onCallerCommit(queryRunner: QueryRunner): void {
     if (queryRunner.isTransactionActive) return;
-    const jobs = this.pendingByQueryRunner.get(queryRunner);
-    if (!jobs) return;
+    const pending = this.pendingByQueryRunner.get(queryRunner);
+    if (!pending) return;
     this.pendingByQueryRunner.delete(queryRunner);
     // Never awaited: a commit hook must not wait on Redis. Failures are reported inside flush.
-    void this.flush(jobs);
+    void this.committed(pending.jobs, pending.afterCommit);
   }
 
   onCallerRollback(queryRunner: QueryRunner): void {

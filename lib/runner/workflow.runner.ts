@@ -98,14 +98,17 @@ export class WorkflowRunner {
       // Safe to run again: finalize re-locks the rows and acts only on an execution in progress.
       const outcome = await retryTransientDatabaseErrors(
         () =>
-          this.repository.transaction(
-            (uow) => this.finalizer.finalize(uow, current, run, job.chain),
-            HOT_PATH,
-          ),
+          this.repository.transaction(async (uow) => {
+            const finalized = await this.finalizer.finalize(uow, current, run, job.chain);
+            // Out before the next step's job exists, so no worker's events for it come first.
+            uow.afterCommit(() => {
+              publishFinalize(current, finalized.states);
+              finalized.chained?.events.forEach((publish) => publish());
+            });
+            return finalized;
+          }, HOT_PATH),
         RETRY_DELAYS_MS,
       );
-      publishFinalize(current, outcome.states);
-      outcome.chained?.events.forEach((publish) => publish());
       await this.settle(outcome);
       prepared = outcome.chained?.prepared ?? null;
     }

@@ -10,6 +10,7 @@ import {
 } from '../fixtures/diagnostics.workflows';
 import { Order } from '../fixtures/order.entity';
 import { StepScript } from '../fixtures/step-script';
+import { StepJobQueue } from '../../lib/queue/step-job.queue';
 import { EngineHarness } from './support/engine-harness';
 
 type Channel = keyof typeof GENEVA_DRIVE_DIAGNOSTICS_CHANNELS;
@@ -188,6 +189,39 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
       'finalize:walk:finished/completed',
     ]);
     expect(of(workflow).every(({ event }) => event.resumable === true)).toBe(true);
+  });
+
+  it("a step's finalize event is out before the job of what comes next is enqueued", async () => {
+    const queue = harness.get(StepJobQueue);
+    const order: string[] = [];
+    const add = queue.add.bind(queue);
+    const spy = jest.spyOn(queue, 'add').mockImplementation((job) => {
+      order.push(`enqueue:${job.stepExecutionId}`);
+      return add(job);
+    });
+    const recordFinalize = (message: unknown) => {
+      const event = message as GenevaDriveDiagnosticsEvent;
+      order.push(`finalize:${event.executionId}`);
+    };
+    diagnosticsChannel.subscribe(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.finalize, recordFinalize);
+    try {
+      const workflow = await harness.service.start(DiagnosticsResumableWorkflow, {
+        hero: await newOrder(),
+      });
+      await settled(workflow, 'finished', 6);
+      // The interruption continues in a new execution, enqueued by the first one's finalize.
+      const [interrupted, resumed] = await harness.history(workflow.id);
+      const ids = [interrupted.id, resumed.id];
+      expect(order.filter((entry) => ids.some((id) => entry.endsWith(id)))).toEqual([
+        `enqueue:${interrupted.id}`,
+        `finalize:${interrupted.id}`,
+        `enqueue:${resumed.id}`,
+        `finalize:${resumed.id}`,
+      ]);
+    } finally {
+      diagnosticsChannel.unsubscribe(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.finalize, recordFinalize);
+      spy.mockRestore();
+    }
   });
 
   it('with no subscriber nothing is published (no payload is built) and steps still run', async () => {

@@ -203,6 +203,8 @@ class InMemoryTransaction implements RepositoryTransaction {
   overlay: Overlay = emptyOverlay();
   readonly heldLocks = new Set<string>();
   readonly deferredJobs: StepJob[] = [];
+  /** Work for after the root's commit, before its jobs are handed off. */
+  readonly afterCommitWork: Array<() => void> = [];
   /** The transaction this one waits for (a lock or a uniqueness check), for deadlock detection. */
   waitingFor: InMemoryTransaction | null = null;
   active = true;
@@ -231,6 +233,11 @@ class InMemoryTransaction implements RepositoryTransaction {
   beforeCommit(key: string, work: () => Promise<void>): void {
     this.assertActive();
     if (!this.beforeCommitWork.has(key)) this.beforeCommitWork.set(key, work);
+  }
+
+  afterCommit(work: () => void): void {
+    this.assertActive();
+    this.root.afterCommitWork.push(work);
   }
 
   async runBeforeCommit(): Promise<void> {
@@ -378,7 +385,11 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
       throw error;
     }
     this.finish(tx);
-    if (tx.deferredJobs.length > 0) await this.handOff(tx.deferredJobs);
+    try {
+      tx.afterCommitWork.forEach((work) => work());
+    } finally {
+      if (tx.deferredJobs.length > 0) await this.handOff(tx.deferredJobs);
+    }
     return result;
   }
 
@@ -973,6 +984,7 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     const root = caller.root;
     const saved = copyOverlay(root.overlay);
     const savedJobs = root.deferredJobs.length;
+    const savedAfterCommit = root.afterCommitWork.length;
     const tx = new InMemoryTransaction(this, caller, this.immediateEnqueuer());
     try {
       const result = await work(tx);
@@ -981,6 +993,7 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     } catch (error) {
       root.overlay = saved;
       root.deferredJobs.length = savedJobs;
+      root.afterCommitWork.length = savedAfterCommit;
       throw error;
     } finally {
       tx.end();

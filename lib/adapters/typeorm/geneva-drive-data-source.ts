@@ -157,7 +157,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
         uow = this.newUnitOfWork(manager, options);
         return this.runWork(uow, work);
       });
-      this.dispatcher.deferToCaller(callerRunner, uow.deferredJobs);
+      this.dispatcher.deferToCaller(callerRunner, uow.deferredJobs, uow.afterCommitWork);
       return result;
     }
     if (options.hotPath && this.batching) return this.batchedTransaction(work, options);
@@ -172,7 +172,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
           ? // Saves a SET TRANSACTION statement per transaction.
             await this.dataSource.transaction(body)
           : await this.dataSource.transaction('READ COMMITTED', body);
-    await this.dispatcher.flush(uow.deferredJobs);
+    await this.dispatcher.committed(uow.deferredJobs, uow.afterCommitWork);
     return result;
   }
 
@@ -212,7 +212,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
     } finally {
       await runner.release();
     }
-    await this.dispatcher.flush(uow.deferredJobs);
+    await this.dispatcher.committed(uow.deferredJobs, uow.afterCommitWork);
     return result;
   }
 

@@ -11,6 +11,8 @@ type BeforeCommit = () => Promise<void>;
  */
 export class UnitOfWork {
   readonly deferredJobs: StepJob[] = [];
+  /** Run by the transaction wrapper once the commit is done, before `deferredJobs` are enqueued. */
+  readonly afterCommitWork: Array<() => void> = [];
   private readonly beforeCommitWork = new Map<string, BeforeCommit>();
 
   constructor(
@@ -61,6 +63,11 @@ export class UnitOfWork {
   /** Runs `work` once before the commit; a later registration under the same key is ignored. */
   beforeCommit(key: string, work: BeforeCommit): void {
     if (!this.beforeCommitWork.has(key)) this.beforeCommitWork.set(key, work);
+  }
+
+  /** Runs `work` once committed, before the jobs are enqueued. */
+  afterCommit(work: () => void): void {
+    this.afterCommitWork.push(work);
   }
 
   /** Called by the transaction wrapper after the body succeeded. */

@@ -1,4 +1,4 @@
-import type { INestApplication, Provider, Type } from '@nestjs/common';
+import type { Abstract, INestApplication, Provider, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
@@ -92,7 +92,7 @@ export class EngineHarness {
     return this.app.get<DataSource>(getDataSourceToken());
   }
 
-  get<T>(token: Type<T>): T {
+  get<T>(token: Type<T> | Abstract<T>): T {
     return this.app.get(token);
   }
 

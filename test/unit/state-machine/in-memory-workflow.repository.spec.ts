@@ -93,6 +93,45 @@ describe('InMemoryWorkflowRepository', () => {
     expect(repo.enqueuedJobs()).toEqual([job(execution.id, workflow.id)]);
   });
 
+  it('runs after-commit work once committed and before the jobs are handed off; never after a rollback', async () => {
+    const order: string[] = [];
+    repo.onCommittedJobs(
+      (jobs) => void order.push(...jobs.map((handed) => `sink:${handed.jobId}`)),
+    );
+    const created = await repo.transaction(async (tx) => {
+      const made = await newWorkflowIn(tx);
+      await tx.enqueue(job(made.execution.id, made.workflow.id));
+      tx.afterCommit(() => order.push('after-commit'));
+      return made;
+    });
+    expect(order).toEqual(['after-commit', `sink:${created.execution.id}`]);
+
+    order.length = 0;
+    await expect(
+      repo.transaction((tx) => {
+        tx.afterCommit(() => order.push('rolled back'));
+        return Promise.reject(new Error('undo'));
+      }),
+    ).rejects.toThrow('undo');
+    await repo.transaction(async (outer) => {
+      await expect(
+        repo.transaction(
+          (tx) => {
+            tx.afterCommit(() => order.push('savepoint undone'));
+            return Promise.reject(new Error('undo savepoint'));
+          },
+          { caller: outer },
+        ),
+      ).rejects.toThrow('undo savepoint');
+      await repo.transaction(
+        (tx) => Promise.resolve(tx.afterCommit(() => order.push('savepoint kept'))),
+        { caller: outer },
+      );
+      expect(order).toEqual([]);
+    });
+    expect(order).toEqual(['savepoint kept']);
+  });
+
   async function newWorkflowIn(tx: RepositoryTransaction, heroId = 'h1') {
     const workflow = await repo.insertWorkflow(tx, heroWorkflow(heroId));
     const execution = await repo.insertExecution(tx, {
