@@ -35,6 +35,7 @@ runBenchmark(async () => {
     const { tables } = createPostgresBatchContext(harness.dataSource, false, () => ({
       resumable: true,
       signals: true,
+      waitTimeouts: true,
     }));
     const now = new Date();
     const workflows = Array.from({ length: ROWS }, () =>

@@ -14,6 +14,7 @@ import { GenevaDriveHealthProbe } from './health/geneva-drive-health.probe';
 import { HousekeepingService } from './housekeeping/housekeeping.service';
 import { ScheduledJobReconciler } from './housekeeping/scheduled-job.reconciler';
 import { StuckExecutionRecoverer } from './housekeeping/stuck-execution.recoverer';
+import { OverdueWaitSweeper } from './housekeeping/overdue-wait.sweeper';
 import { WorkflowGauges } from './housekeeping/workflow-gauges';
 import { ErrorReportingService } from './observability/error-reporting.service';
 import { GenevaDriveDataSource } from './adapters/typeorm/geneva-drive-data-source';
@@ -26,6 +27,7 @@ import { HousekeepingQueries } from './adapters/typeorm/housekeeping-queries';
 import { TypeOrmWorkflowRepository } from './adapters/typeorm/typeorm-workflow.repository';
 import { WorkflowRepository } from './ports/workflow.repository';
 import { StepFinalizer } from './runner/step-finalizer';
+import { WaitTimeoutExpirer } from './runner/wait-timeout.expirer';
 import { StepInvoker } from './runner/step-invoker';
 import { CursorCheckpointWriter } from './adapters/typeorm/cursor-checkpoint.writer';
 import { StepPreparer } from './runner/step-preparer';
@@ -52,11 +54,13 @@ export const GENEVA_DRIVE_ENGINE_PROVIDERS: Provider[] = [
   ShutdownSignal,
   StepInvoker,
   StepFinalizer,
+  WaitTimeoutExpirer,
   WorkflowRunner,
   OperatorVerbs,
   WorkflowService,
   CompletedWorkflowCleaner,
   StuckExecutionRecoverer,
+  OverdueWaitSweeper,
   ScheduledJobReconciler,
   WorkflowGauges,
   HousekeepingService,

@@ -12,6 +12,8 @@ export const DEFAULT_PREFIX = 'geneva-drive';
 
 /** BullMQ job name of a step job. */
 export const PERFORM_STEP_JOB_NAME = 'perform-step';
+/** The BullMQ job name of a signal wait's timeout (`StepJob.kind` `expireWait`). */
+export const EXPIRE_WAIT_JOB_NAME = 'expire-wait';
 
 /**
  * The versions of the peer packages this release supports, checked when the module initialises

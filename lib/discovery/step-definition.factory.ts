@@ -21,6 +21,8 @@ const STEP_OPTION_KEYS = [
   'afterStep',
   'jobOptions',
   'repeat',
+  'timeout',
+  'onTimeout',
 ];
 const RESUMABLE_OPTION_KEYS = [...STEP_OPTION_KEYS, 'maxIterations', 'maxRuntime'];
 const ACTIONS: readonly ExceptionAction[] = ['pause', 'cancel', 'reattempt', 'skip'];
@@ -81,6 +83,8 @@ function buildOne(
         methodName: null,
         waitMs: null,
         waitFor: null,
+        timeoutMs: null,
+        onTimeout: null,
         skipIf: null,
         policies: null,
         beforeStep: null,
@@ -107,6 +111,7 @@ function buildOne(
     throw fail('the step name must not be blank.');
   const waitMs = validateWait(options.wait, fail);
   const waitFor = validateWaitFor(options.waitFor, fail);
+  const { timeoutMs, onTimeout } = validateTimeout(options, waitFor !== null, fail);
   const skipIf = validateSkipIf(options.skipIf, prototype, fail);
   const policies = validateOnException(options, fail);
   if (options.beforeStep !== undefined && options.afterStep !== undefined) {
@@ -145,6 +150,8 @@ function buildOne(
     methodName: step.propertyKey,
     waitMs,
     waitFor,
+    timeoutMs,
+    onTimeout,
     skipIf,
     policies,
     beforeStep: options.beforeStep ?? null,
@@ -236,6 +243,44 @@ function validateWaitFor(
   }
   throw fail(
     `has invalid waitFor ${formatValue(waitFor)}: must be a signal name, a SignalMatcher, or an object with matches(signal).`,
+  );
+}
+
+/** `timeout` bounds a signal wait (so needs `waitFor`); `onTimeout` needs a `timeout`. */
+function validateTimeout(
+  options: ResumableStepOptions,
+  waitsForSignal: boolean,
+  fail: (p: string) => StepConfigurationError,
+): { timeoutMs: number | null; onTimeout: ExceptionPolicy | null } {
+  const { timeout, onTimeout } = options;
+  if (timeout === undefined) {
+    if (onTimeout !== undefined) {
+      throw fail(
+        "has onTimeout but no timeout; add timeout (such as timeout: '3d') or drop onTimeout.",
+      );
+    }
+    return { timeoutMs: null, onTimeout: null };
+  }
+  if (!waitsForSignal) {
+    throw fail(
+      `has timeout ${formatValue(timeout)} but no waitFor: a timeout bounds a wait for a signal. ` +
+        'Add waitFor, or use wait to delay the step.',
+    );
+  }
+  const timeoutMs = parseDurationOrNull(timeout);
+  if (timeoutMs === null || timeoutMs <= 0) {
+    throw fail(
+      `has invalid timeout ${formatValue(timeout)}: must be a positive duration such as '30m' or '3 days'.`,
+    );
+  }
+  checkDueTime('timeout', timeout, timeoutMs, fail);
+  if (onTimeout === undefined) return { timeoutMs, onTimeout: null };
+  if (onTimeout instanceof ExceptionPolicy) return { timeoutMs, onTimeout };
+  if (typeof onTimeout === 'string' && ACTIONS.includes(onTimeout)) {
+    return { timeoutMs, onTimeout: new ExceptionPolicy(onTimeout) };
+  }
+  throw fail(
+    `has invalid onTimeout ${formatValue(onTimeout)}: must be one of ${ACTIONS.join(', ')} or an ExceptionPolicy.`,
   );
 }
 

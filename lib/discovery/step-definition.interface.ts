@@ -12,6 +12,10 @@ export interface StepDefinition {
   /** Delay before the step runs, in ms; null when none. */
   readonly waitMs: number | null;
   readonly waitFor: SignalMatcherLike | null;
+  /** How long a parked execution may wait for its signal, in ms; null when unbounded. */
+  readonly timeoutMs: number | null;
+  /** The policy a wait timeout goes to; null: the step's resolved exception policy decides. */
+  readonly onTimeout: ExceptionPolicy | null;
   readonly skipIf: SkipIfOption | null;
   /** Step-level policies, first match wins; null when the step declares none. */
   readonly policies: readonly ExceptionPolicy[] | null;

@@ -38,6 +38,7 @@ export function newExecutionRow(id: string, fields: NewExecution, now: Date): St
     continuesFromId: null,
     signalId: null,
     waitingSince: null,
+    waitDeadlineAt: null,
     createdAt: now,
     updatedAt: now,
     ...fields,

@@ -81,6 +81,10 @@ export class StepExecutionEntity {
   @Column({ name: 'waiting_since', type: Date, nullable: true })
   waitingSince!: Date | null;
 
+  /** When a parked execution's `timeout` passes (`waiting_since` + timeout); null when unbounded. */
+  @Column({ name: 'wait_deadline_at', type: Date, nullable: true })
+  waitDeadlineAt!: Date | null;
+
   @Column({ name: 'created_at' })
   createdAt!: Date;
 

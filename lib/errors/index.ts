@@ -10,3 +10,4 @@ export * from './invalid-argument.error';
 export * from './module-options.error';
 export * from './workflow-not-found.error';
 export * from './step-not-defined.error';
+export * from './signal-wait-timeout.error';

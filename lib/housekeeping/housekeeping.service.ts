@@ -19,6 +19,7 @@ import { WorkflowRepository } from '../ports/workflow.repository';
 import { asError } from '../scheduling/execution-transitions';
 import { CompletedWorkflowCleaner } from './completed-workflow.cleaner';
 import { ScheduledJobReconciler, type ReconciliationResult } from './scheduled-job.reconciler';
+import { OverdueWaitSweeper } from './overdue-wait.sweeper';
 import { StuckExecutionRecoverer } from './stuck-execution.recoverer';
 import { WorkflowGauges } from './workflow-gauges';
 
@@ -28,6 +29,12 @@ import { WorkflowGauges } from './workflow-gauges';
  */
 export const RECONCILED_GAUGE = 'geneva_drive.reenqueued_lost_jobs';
 
+/**
+ * Gauge of each housekeeping run: how many signal-wait timeouts the sweep fired because their
+ * timer job had not (normally 0, as the delayed jobs fire them; anything else means jobs were lost).
+ */
+export const WAIT_TIMEOUTS_FIRED_GAUGE = 'geneva_drive.waiting_timeouts_fired';
+
 /** The name of the library's cron job in `SchedulerRegistry`. */
 export const HOUSEKEEPING_CRON_JOB_NAME = 'geneva-drive:housekeeping';
 
@@ -35,7 +42,8 @@ export const HOUSEKEEPING_CRON_JOB_NAME = 'geneva-drive:housekeeping';
  * Housekeeping (the gem's `HousekeepingJob`): deletes finished and canceled workflows older than
  * `deleteCompletedWorkflowsAfter`, recovers executions stuck `in_progress`, re-enqueues
  * `scheduled` executions whose BullMQ job is gone (`reconcileScheduledJobs`), recovers executions
- * stuck `scheduled`, and reports the gauges to the `metrics` option.
+ * stuck `scheduled`, fires signal-wait timeouts whose timer job was lost, deletes pending signals
+ * older than `signalRetention`, and reports the gauges to the `metrics` option.
  *
  * Scheduled from `housekeeping.cron` through the host app's `SchedulerRegistry` (import
  * `ScheduleModule.forRoot()` once in the app; the library never imports it), registered at
@@ -59,6 +67,7 @@ export class HousekeepingService
     private readonly cleaner: CompletedWorkflowCleaner,
     private readonly recoverer: StuckExecutionRecoverer,
     private readonly reconciler: ScheduledJobReconciler,
+    private readonly overdueWaits: OverdueWaitSweeper,
     private readonly gauges: WorkflowGauges,
     private readonly errors: ErrorReportingService,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
@@ -155,6 +164,7 @@ export class HousekeepingService
       signalsCleanedUp: 0,
       stuckInProgressRecovered: 0,
       stuckScheduledRecovered: 0,
+      signalsExpired: 0,
     };
     const ran = await this.repository.tryWithHousekeepingLock(async () => {
       const startedAt = Date.now();
@@ -171,7 +181,8 @@ export class HousekeepingService
       const cleanupShouldStop = until(startedAt + settings.maxRunDurationMs / 2);
       const shouldStop = until(startedAt + settings.maxRunDurationMs);
       // A migration may have run since boot.
-      if (!this.repository.features.signals || !this.repository.features.resumable) {
+      const { features } = this.repository;
+      if (!features.signals || !features.resumable || !features.waitTimeouts) {
         await this.repository.refreshSchemaFeatures();
       }
 
@@ -217,6 +228,24 @@ export class HousekeepingService
           reconciliation.result,
         );
       });
+      const timeouts = { fired: 0 };
+      await this.guard('overdue wait timeouts', async () => {
+        timeouts.fired = await this.overdueWaits.sweep(
+          new Date(),
+          settings.batchSize,
+          shouldStop,
+        );
+      });
+      const { signalRetentionMs } = this.options;
+      if (signalRetentionMs !== null && this.repository.features.signals) {
+        await this.guard('signal retention', async () => {
+          result.signalsExpired = await this.expirePendingSignals(
+            ago(signalRetentionMs),
+            settings.batchSize,
+            shouldStop,
+          );
+        });
+      }
       const { metrics, waitingVisibilityThresholdMs } = this.options;
       if (metrics) {
         await this.guard('gauges', async () => {
@@ -228,6 +257,8 @@ export class HousekeepingService
           }
           const { result: reconciled } = reconciliation;
           if (reconciled) metrics.gauge(RECONCILED_GAUGE, reconciled.reenqueued);
+          if (this.repository.features.waitTimeouts)
+            metrics.gauge(WAIT_TIMEOUTS_FIRED_GAUGE, timeouts.fired);
         });
       }
       if (bound.hit) {
@@ -236,7 +267,7 @@ export class HousekeepingService
         );
       }
       this.logger.log(
-        `[Housekeeping] Completed: ${JSON.stringify({ ...result, lostJobsReenqueued: reconciliation.result?.reenqueued ?? 0 })}`,
+        `[Housekeeping] Completed: ${JSON.stringify({ ...result, lostJobsReenqueued: reconciliation.result?.reenqueued ?? 0, waitTimeoutsFired: timeouts.fired })}`,
       );
       return true;
     });
@@ -244,6 +275,21 @@ export class HousekeepingService
       this.logger.log('[Housekeeping] Skipped: another process holds the housekeeping lock');
     }
     return result;
+  }
+
+  /** Deletes pending signals created before `cutoff`, a batch per transaction; resolves how many. */
+  private async expirePendingSignals(
+    cutoff: Date,
+    batchSize: number,
+    shouldStop: () => boolean,
+  ): Promise<number> {
+    let deleted = 0;
+    while (!shouldStop()) {
+      const batch = await this.repository.deletePendingSignals(cutoff, batchSize);
+      deleted += batch;
+      if (batch < batchSize) break;
+    }
+    return deleted;
   }
 
   /** Runs one part of a pass; its error is reported and the pass goes on. */

@@ -125,6 +125,11 @@ export interface GenevaDriveModuleOptions {
   maxSignalPayloadSize?: number | null;
   /** default '7d'; null disables the overdue gauge */
   waitingVisibilityThreshold?: Duration | null;
+  /**
+   * How long an unmatched (`pending`) signal is kept: housekeeping deletes older ones (never
+   * claimed or consumed signals). Default null: pending signals live as long as their workflow.
+   */
+  signalRetention?: Duration | null;
   /** default: logs with the Nest Logger */
   errorReporter?: ErrorReporter;
   /** default: no-op */

@@ -38,6 +38,14 @@ export interface StepOptions {
   jobOptions?: StepJobOptions;
   /** Generates `<name>_1 … <name>_<times>`, each with `wait: every`. */
   repeat?: { times: number; every?: Duration };
+  /**
+   * Only with `waitFor`: how long the execution may stay waiting (from `waiting_since`) before the
+   * engine acts as if the step had thrown `SignalWaitTimeoutError`. A signal claimed at the gate
+   * never starts the clock.
+   */
+  timeout?: Duration;
+  /** Only with `timeout`: what the timeout does; default: the step's resolved exception policy. */
+  onTimeout?: ExceptionAction | ExceptionPolicy;
 }
 
 /** Options of `@ResumableStep()`. */

@@ -38,4 +38,6 @@ export interface HousekeepingResult {
   signalsCleanedUp: number;
   stuckInProgressRecovered: number;
   stuckScheduledRecovered: number;
+  /** Pending signals older than `signalRetention`, deleted (0 when it is null). */
+  signalsExpired: number;
 }

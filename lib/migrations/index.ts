@@ -3,6 +3,7 @@ import { GenevaDriveBaseSchema1764400000000 } from './base-schema.migration';
 import { GenevaDriveMariaDbJsonText1764400004000 } from './mariadb-json-text.migration';
 import { GenevaDriveNoPadCollation1764400003000 } from './no-pad-collation.migration';
 import { GenevaDriveResumableSteps1764400001000 } from './resumable-steps.migration';
+import { GenevaDriveSignalTimeouts1764400005000 } from './signal-timeouts.migration';
 import { GenevaDriveSignals1764400002000 } from './signals.migration';
 
 export {
@@ -11,12 +12,13 @@ export {
   GenevaDriveSignals1764400002000,
   GenevaDriveNoPadCollation1764400003000,
   GenevaDriveMariaDbJsonText1764400004000,
+  GenevaDriveSignalTimeouts1764400005000,
 };
 
 /**
  * The library's TypeORM migrations, in order: base schema, resumable-step columns, signals, the
  * NO PAD collation of the text columns on MariaDB/MySQL, the JSON columns as text on MariaDB (both
- * no-ops elsewhere).
+ * no-ops elsewhere), signal wait timeouts and retention.
  * Add them to your DataSource `migrations` (beside your own) and run them.
  */
 export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -25,4 +27,5 @@ export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
   GenevaDriveSignals1764400002000,
   GenevaDriveNoPadCollation1764400003000,
   GenevaDriveMariaDbJsonText1764400004000,
+  GenevaDriveSignalTimeouts1764400005000,
 ];

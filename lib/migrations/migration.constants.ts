@@ -26,6 +26,8 @@ export const INDEX_NAMES = {
   stepExecutionsSignal: 'index_geneva_drive_step_executions_on_signal_id',
   signalsDedup: 'index_geneva_drive_signals_dedup',
   signalsWorkflowState: 'index_geneva_drive_signals_workflow_state',
+  stepExecutionsWaitDeadline: 'index_geneva_drive_step_executions_wait_deadline',
+  signalsPendingCreated: 'index_geneva_drive_signals_pending_created',
 } as const;
 
 /** Foreign key names (PostgreSQL and SQLite; MariaDB has none, SPEC §15.8). */

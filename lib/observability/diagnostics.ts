@@ -14,6 +14,13 @@ export const GENEVA_DRIVE_DIAGNOSTICS_CHANNELS = {
   step: 'geneva-drive:step',
   /** After the finalize transaction committed. */
   finalize: 'geneva-drive:finalize',
+  /** After an execution parked waiting for a signal (its transaction committed). */
+  park: 'geneva-drive:park',
+  /**
+   * After a parked execution's `timeout` fired and its transaction committed (the body did not
+   * run); `geneva-drive:finalize` follows with the same states.
+   */
+  waitTimeout: 'geneva-drive:wait-timeout',
 } as const;
 
 /** Outcome of a `geneva-drive:precondition` event. */
@@ -58,9 +65,9 @@ export interface GenevaDriveDiagnosticsEvent {
   exception?: Error;
   /** Milliseconds, for interruptions (and a reattempt or suspend that asked for a wait). */
   wait?: number;
-  /** On `geneva-drive:finalize`: the workflow's state once the step was finalized. */
+  /** On `geneva-drive:finalize` and `wait-timeout`: the workflow's state once the step was finalized. */
   workflowState?: WorkflowState;
-  /** On `geneva-drive:finalize`: the execution's state once the step was finalized. */
+  /** On `geneva-drive:finalize` and `wait-timeout`: the execution's state once the step was finalized. */
   stepState?: StepExecutionState;
 }
 
@@ -69,6 +76,10 @@ const preconditionChannel = diagnosticsChannel.channel(
 );
 const stepChannel = diagnosticsChannel.channel(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.step);
 const finalizeChannel = diagnosticsChannel.channel(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.finalize);
+const parkChannel = diagnosticsChannel.channel(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.park);
+const waitTimeoutChannel = diagnosticsChannel.channel(
+  GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.waitTimeout,
+);
 
 /** The rows an event describes. */
 interface Subject {
@@ -124,6 +135,21 @@ export function publishFinalize(
 ): void {
   if (!finalizeChannel.hasSubscribers) return;
   finalizeChannel.publish({ ...base(subject), ...states } satisfies GenevaDriveDiagnosticsEvent);
+}
+
+/** `geneva-drive:park`; nothing is built when nobody subscribes. */
+export function publishPark(subject: Subject): void {
+  if (!parkChannel.hasSubscribers) return;
+  parkChannel.publish(base(subject) satisfies GenevaDriveDiagnosticsEvent);
+}
+
+/** `geneva-drive:wait-timeout`, with the states the timeout left; built only for subscribers. */
+export function publishWaitTimeout(
+  subject: Subject,
+  states: { workflowState: WorkflowState; stepState: StepExecutionState },
+): void {
+  if (!waitTimeoutChannel.hasSubscribers) return;
+  waitTimeoutChannel.publish({ ...base(subject), ...states } satisfies GenevaDriveDiagnosticsEvent);
 }
 
 function stepOutcome(

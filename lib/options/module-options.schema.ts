@@ -12,7 +12,7 @@ import {
   registerDecorator,
   type ValidationOptions,
 } from 'class-validator';
-import { isDuration } from '../common/duration';
+import { isDuration, parseDurationOrNull } from '../common/duration';
 
 /** A key is valid when `test` passes; the message names the key and what it takes. */
 function Satisfies(
@@ -132,6 +132,12 @@ export class ModuleOptionsSchema {
   @IsNullableKey()
   @Satisfies(isDuration, "a duration such as '7d' or null")
   waitingVisibilityThreshold?: unknown;
+  @IsNullableKey()
+  @Satisfies(
+    (value) => (parseDurationOrNull(value) ?? 0) > 0,
+    "a positive duration such as '30d' or null",
+  )
+  signalRetention?: unknown;
 
   @IsOptionalKey()
   @Satisfies((value) => typeof value === 'function', 'a function (error, context) => void')

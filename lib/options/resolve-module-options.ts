@@ -111,6 +111,10 @@ export function resolveModuleOptions(
       raw.maxSignalPayloadSize === undefined ? 131072 : raw.maxSignalPayloadSize,
     waitingVisibilityThresholdMs:
       visibility === null ? null : parseDuration(visibility ?? '7d', 'waitingVisibilityThreshold'),
+    signalRetentionMs:
+      raw.signalRetention === undefined || raw.signalRetention === null
+        ? null
+        : parseDuration(raw.signalRetention, 'signalRetention'),
     errorReporter: raw.errorReporter ?? null,
     metrics: raw.metrics ?? null,
     logger: raw.logger ?? null,

@@ -33,6 +33,8 @@ export interface ResolvedGenevaDriveOptions {
   maxCursorSize: number | null;
   maxSignalPayloadSize: number | null;
   waitingVisibilityThresholdMs: number | null;
+  /** Pending signals older than this are deleted by housekeeping; null keeps them. */
+  signalRetentionMs: number | null;
   errorReporter: ErrorReporter | null;
   metrics: GaugeReporter | null;
   logger: LoggerService | null;

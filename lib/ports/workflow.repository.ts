@@ -11,6 +11,8 @@ export interface SchemaFeatures {
   resumable: boolean;
   /** The signals table, `signal_id` and `waiting_since` exist (the signals migration). */
   signals: boolean;
+  /** `wait_deadline_at` and the retention index exist (the signal-timeouts migration). */
+  waitTimeouts: boolean;
 }
 
 /**
@@ -305,6 +307,22 @@ export abstract class WorkflowRepository {
     limit: number,
     after: StuckPageStart | null,
   ): Promise<StepExecutionEntity[]>;
+
+  /**
+   * Parked executions of ready workflows whose `wait_deadline_at` is at or before `now` (id,
+   * workflow id, deadline), in `(wait_deadline_at, id)` order after `after`.
+   */
+  abstract overdueWaits(
+    now: Date,
+    limit: number,
+    after: StuckPageStart | null,
+  ): Promise<StepExecutionEntity[]>;
+
+  /**
+   * Deletes up to `limit` of the oldest `pending` signals created before `cutoff` (claimed and
+   * consumed ones are never touched); resolves how many.
+   */
+  abstract deletePendingSignals(cutoff: Date, limit: number): Promise<number>;
 
   /** The workflows of these ids that exist (id, type, state, metadata), by id. */
   abstract workflowsOf(ids: readonly string[]): Promise<Map<string, WorkflowEntity>>;

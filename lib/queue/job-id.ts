@@ -8,3 +8,11 @@ export function nextJobId(executionId: string, currentJobId: string | null): str
   const n = suffix === '' ? 0 : Number(suffix);
   return `${executionId}_${Number.isInteger(n) ? n + 1 : 1}`;
 }
+
+/**
+ * The job id of a wait-timeout job, unique per arming: a timer armed again (a resume after the
+ * workflow was paused while waiting) must not be taken for the finished job of the first one.
+ */
+export function waitTimeoutJobId(executionId: string, armedAt: Date): string {
+  return `${executionId}_timeout_${armedAt.getTime()}`;
+}

@@ -1,7 +1,18 @@
-/** One BullMQ job that runs one step execution. */
+/**
+ * What a job does: `run` the step execution, or `expireWait`: fire its signal wait's timeout
+ * (fenced: only an execution still waiting past its deadline times out).
+ */
+export type StepJobKind = 'run' | 'expireWait';
+
+/** One BullMQ job for one step execution. */
 export interface StepJob {
-  /** `<executionId>` on first enqueue, `<executionId>_<n>` on re-enqueues. */
+  /**
+   * `run`: `<executionId>` on first enqueue, `<executionId>_<n>` on re-enqueues; `expireWait`:
+   * `<executionId>_timeout_<ms when armed>`.
+   */
   jobId: string;
+  /** Absent: `run`. */
+  kind?: StepJobKind;
   stepExecutionId: string;
   /** Carried so the worker locks the workflow row without looking the execution up first. */
   workflowId: string;

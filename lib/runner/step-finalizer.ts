@@ -8,6 +8,7 @@ import type { ErrorReportContext } from '../interfaces/module-options.interface'
 import type { StepExecutionState, WorkflowState } from '../interfaces/states.interface';
 import type { TaggedLogger } from '../observability/tagged-logger';
 import { isTransientDatabaseError } from '../common/transient-database-error';
+import type { ExceptionPolicy } from '../api/exception-policy';
 import {
   consecutiveReattemptsPaged,
   decide,
@@ -28,8 +29,17 @@ import { StepPreparer, type Preparation } from './step-preparer';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
-/** Where an exception came from: the step body, a precondition, or the rest of prepare. */
-export type ExceptionPhase = 'body' | 'precondition' | 'prepare';
+/**
+ * Where an exception came from: the step body, a precondition, the rest of prepare, or a signal
+ * wait's timeout (handled like a body exception; the body never ran).
+ */
+export type ExceptionPhase = 'body' | 'precondition' | 'prepare' | 'timeout';
+
+const REATTEMPT_REASONS: Record<Exclude<ExceptionPhase, 'prepare'>, string> = {
+  body: 'exception_policy',
+  precondition: 'precondition',
+  timeout: 'wait_timeout',
+};
 
 /** What the runner does after the finalize transaction commits. */
 export interface FinalizeOutcome {
@@ -153,9 +163,10 @@ export class StepFinalizer {
   }
 
   /**
-   * Applies the exception policy to an exception of the given phase. Body and precondition
-   * exceptions set the execution's outcome from the action; other prepare exceptions leave it
-   * `failed/failed` and only the workflow follows the action.
+   * Applies the exception policy (`policy` when given, else the one selected for the error) to an
+   * exception of the given phase. Body, precondition and timeout exceptions set the execution's
+   * outcome from the action; other prepare exceptions leave it `failed/failed` and only the
+   * workflow follows the action.
    */
   async applyException(
     uow: RepositoryTransaction,
@@ -163,9 +174,9 @@ export class StepFinalizer {
     error: Error,
     phase: ExceptionPhase,
     ctx: StepContextImpl<unknown>,
+    policy: ExceptionPolicy = selectPolicy(error, rows.definition, rows.step),
   ): Promise<FinalizeOutcome> {
-    const { definition, step, execution, workflow } = rows;
-    const policy = selectPolicy(error, definition, step);
+    const { definition, execution, workflow } = rows;
     const prior = await consecutiveReattemptsPaged(execution, (offset, limit) =>
       this.repository.executionsOfStep(uow, workflow.id, execution.stepName, { offset, limit }),
     );
@@ -195,10 +206,9 @@ export class StepFinalizer {
       );
       await this.applyDecisionToWorkflow(uow, rows, decision);
     } else if (decision.action === 'reattempt') {
-      const reattemptReason = phase === 'body' ? 'exception_policy' : 'precondition';
       await this.setExecution(uow, rows, terminalTransition('completed', 'reattempted'), {
         ...info,
-        reattemptReason,
+        reattemptReason: REATTEMPT_REASONS[phase],
       });
       await this.continueWithSameStep(uow, rows, decision.waitMs);
     } else if (decision.action === 'cancel') {

@@ -9,7 +9,7 @@ import { StepConfigurationError } from '../errors/step-configuration.error';
 import { MissingMigrationError } from '../errors/missing-migration.error';
 import { StepNotDefinedError } from '../errors/step-not-defined.error';
 import type { WorkflowContext } from '../interfaces/workflow-context.interface';
-import { publishPrecondition } from '../observability/diagnostics';
+import { publishPark, publishPrecondition } from '../observability/diagnostics';
 import { TaggedLogger } from '../observability/tagged-logger';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
@@ -18,7 +18,38 @@ import { errorColumns, terminalTransition } from '../scheduling/execution-transi
 import { SignalRendezvous } from '../signals/signal-rendezvous';
 import type { PreparedStep } from './prepared-step.interface';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
-import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
+import {
+  WorkflowRepository,
+  type RepositoryTransaction,
+  type SchemaFeatures,
+} from '../ports/workflow.repository';
+
+/** The optional migrations a step needs, by what it uses. */
+const REQUIRED_MIGRATIONS: ReadonlyArray<{
+  feature: keyof SchemaFeatures;
+  migration: string;
+  because: string;
+  applies: (step: StepDefinition) => boolean;
+}> = [
+  {
+    feature: 'resumable',
+    migration: 'resumable-steps',
+    because: 'is a @ResumableStep',
+    applies: (step) => step.kind === 'resumable',
+  },
+  {
+    feature: 'signals',
+    migration: 'signals',
+    because: 'uses waitFor',
+    applies: (step) => step.waitFor !== null,
+  },
+  {
+    feature: 'waitTimeouts',
+    migration: 'signal-timeouts (GenevaDriveSignalTimeouts1764400005000)',
+    because: 'has a timeout',
+    applies: (step) => step.timeoutMs !== null,
+  },
+];
 
 /** The prepare phase's verdict. */
 export type Preparation =
@@ -205,11 +236,24 @@ export class StepPreparer {
     if (step.waitFor) {
       receivedSignal = await this.passGate(uow, step, execution, { workflow, hero });
       if (!receivedSignal) {
+        const waitingSince = new Date();
         await this.repository.updateExecution(uow, execution, {
           state: 'waiting',
-          waitingSince: new Date(),
+          waitingSince,
+          ...(step.timeoutMs === null
+            ? {}
+            : { waitDeadlineAt: new Date(waitingSince.getTime() + step.timeoutMs) }),
         });
-        logger.log(`Parked, waiting for a signal (${describeMatcher(step)})`);
+        if (step.timeoutMs !== null)
+          await this.scheduler.armWaitTimeout(uow, workflow, definition, execution);
+        const parked = () => publishPark({ workflow, execution, step });
+        // Chained: out after the previous step's finalize event; else once this commit is in.
+        if (deferredEvents) deferredEvents.push(parked);
+        else uow.afterCommit(parked);
+        logger.log(
+          `Parked, waiting for a signal (${describeMatcher(step)})` +
+            (execution.waitDeadlineAt ? ` until ${execution.waitDeadlineAt.toISOString()}` : ''),
+        );
         return { kind: 'stop', raise: null };
       }
     }
@@ -258,18 +302,22 @@ export class StepPreparer {
     }
   }
 
-  /** A resumable or `waitFor` step whose migration has not run (checked again before failing). */
+  /**
+   * A resumable, `waitFor` or `timeout` step whose migration has not run (checked again before
+   * failing).
+   */
   private async missingMigration(
     definition: WorkflowDefinition,
     step: StepDefinition,
   ): Promise<MissingMigrationError | null> {
-    const needs = step.kind === 'resumable' ? 'resumable' : step.waitFor ? 'signals' : null;
-    if (!needs || this.repository.features[needs]) return null;
-    if ((await this.repository.refreshSchemaFeatures())[needs]) return null;
-    const feature = needs === 'resumable' ? 'is a @ResumableStep' : 'uses waitFor';
-    const migration = needs === 'resumable' ? 'resumable-steps' : 'signals';
+    const needs = REQUIRED_MIGRATIONS.filter((required) => required.applies(step));
+    let features = this.repository.features;
+    if (needs.every(({ feature }) => features[feature])) return null;
+    features = await this.repository.refreshSchemaFeatures();
+    const missing = needs.find(({ feature }) => !features[feature]);
+    if (!missing) return null;
     return new MissingMigrationError(
-      `Step '${step.name}' of ${definition.name} ${feature}, but the ${migration} migration has not run: ` +
+      `Step '${step.name}' of ${definition.name} ${missing.because}, but the ${missing.migration} migration has not run: ` +
         'add GENEVA_DRIVE_MIGRATIONS to your DataSource migrations and run them, then resume the workflow.',
     );
   }
@@ -308,8 +356,13 @@ export class StepPreparer {
   }
 }
 
+/** The awaited signal's name; null for a matcher that has none. */
+export function signalNameOf(step: StepDefinition): string | null {
+  const name = (step.waitFor as { name?: unknown } | null)?.name;
+  return typeof name === 'string' ? name : null;
+}
+
 /** The awaited signal, for logs and test-helper messages. */
 export function describeMatcher(step: StepDefinition): string {
-  const name = (step.waitFor as { name?: unknown } | null)?.name;
-  return typeof name === 'string' ? name : 'custom matcher';
+  return signalNameOf(step) ?? 'custom matcher';
 }

@@ -19,6 +19,7 @@ import { StepContextImpl } from './step-context';
 import { StepFinalizer, type ExceptionPhase, type FinalizeOutcome } from './step-finalizer';
 import { StepInvoker } from './step-invoker';
 import { PreconditionFailure, StepPreparer, type Preparation } from './step-preparer';
+import { WaitTimeoutExpirer } from './wait-timeout.expirer';
 import { WorkflowRepository } from '../ports/workflow.repository';
 
 const LOOKUP_ATTEMPTS = 5;
@@ -43,6 +44,7 @@ export class WorkflowRunner {
     private readonly preparer: StepPreparer,
     private readonly invoker: StepInvoker,
     private readonly finalizer: StepFinalizer,
+    private readonly expirer: WaitTimeoutExpirer,
     private readonly errors: ErrorReportingService,
     private readonly shutdown: ShutdownSignal,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
@@ -70,6 +72,25 @@ export class WorkflowRunner {
       data.stepExecutionId,
       { interruptible: true, maxIterations: null },
       { workflowId: data.workflowId, chain },
+    );
+  }
+
+  /**
+   * Runs a wait-timeout job: fires the execution's signal-wait timeout if it is still waiting
+   * past its deadline (see `WaitTimeoutExpirer`); harmless otherwise.
+   */
+  async expireWait(data: StepJobData): Promise<void> {
+    await this.readiness.ready;
+    const { stepExecutionId } = data;
+    if (!isUuid(stepExecutionId)) return this.ignoreUnknown(stepExecutionId);
+    const workflowId =
+      data.workflowId && isUuid(data.workflowId)
+        ? data.workflowId
+        : (await this.repository.findExecution(stepExecutionId))?.workflowId;
+    if (!workflowId) return this.ignoreUnknown(stepExecutionId);
+    await retryTransientDatabaseErrors(
+      () => this.expirer.expire(workflowId, stepExecutionId),
+      RETRY_DELAYS_MS,
     );
   }
 

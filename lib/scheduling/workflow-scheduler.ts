@@ -7,7 +7,7 @@ import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { StepJobOptions } from '../interfaces/job-options.interface';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
-import { nextJobId } from '../queue/job-id';
+import { nextJobId, waitTimeoutJobId } from '../queue/job-id';
 import type { StepChain } from '../runner/step-chain';
 import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
@@ -181,6 +181,31 @@ export class WorkflowScheduler {
     const jobId = nextJobId(execution.id, execution.jobId);
     await this.repository.updateExecution(uow, execution, { ...changes, jobId });
     await this.enqueue(uow, execution, jobOptions, jobId);
+  }
+
+  /**
+   * Enqueues the delayed job that fires a parked execution's timeout at `wait_deadline_at` (now,
+   * when that has passed). The job only acts on an execution still waiting past its deadline, so
+   * a signal that comes first needs nothing removed.
+   */
+  async armWaitTimeout(
+    uow: RepositoryTransaction,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    execution: StepExecutionEntity,
+  ): Promise<void> {
+    const step = definition.steps.named(execution.stepName);
+    if (!execution.waitDeadlineAt || !step) return;
+    const jobOptions = this.mergedJobOptions(definition, workflow, step);
+    const now = new Date();
+    await uow.enqueue({
+      jobId: waitTimeoutJobId(execution.id, now),
+      kind: 'expireWait',
+      stepExecutionId: execution.id,
+      workflowId: execution.workflowId,
+      queue: jobOptions.queue ?? this.options.defaultQueue,
+      delay: Math.max(0, execution.waitDeadlineAt.getTime() - now.getTime()),
+    });
   }
 
   /** Class < instance (workflow metadata) < step job options. */

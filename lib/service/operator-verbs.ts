@@ -85,6 +85,10 @@ export class OperatorVerbs {
             workflow: locked,
             hero: await this.loadHero(uow, locked),
           });
+          // Its timer fired (and did nothing) while paused, or is still ahead: armed again, so
+          // the wait keeps its deadline; one already passed fires now.
+          if (current.state === 'waiting' && current.waitDeadlineAt)
+            await this.scheduler.armWaitTimeout(uow, locked, definition, current);
         } else if (current.state === 'scheduled') {
           await this.scheduler.reenqueueExecution(uow, locked, definition, current, {
             metadata: { ...(current.metadata ?? {}), reattemptCountReset: true },

@@ -12,6 +12,9 @@ import type { EnqueuedJob } from './enqueued-job.interface';
 import type { ResolvedTestingOptions } from './testing-module-options.interface';
 import { InjectTestingOptions } from './testing-options.token';
 
+/** The longest delay a Node timer holds (2^31 - 1 ms). */
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
 /**
  * The testing module's queue: records every job in process (no Redis) and ignores an add whose
  * job id it already holds, as BullMQ does. Without `autoRun` it never runs anything; with it, each
@@ -39,6 +42,12 @@ export class InMemoryStepJobQueue
 
   add(job: StepJob): Promise<void> {
     if (this.jobIds.has(job.jobId)) return Promise.resolve();
+    if (job.kind === 'expireWait') {
+      // A wait's timer is not a step job: it is not listed, and fires (with autoRun) when due.
+      this.jobIds.add(job.jobId);
+      if (this.testingOptions.autoRun && !this.closed) this.scheduleTimeout(job);
+      return Promise.resolve();
+    }
     const recorded: EnqueuedJob = {
       jobId: job.jobId,
       stepExecutionId: job.stepExecutionId,
@@ -76,13 +85,35 @@ export class InMemoryStepJobQueue
   }
 
   private schedule(job: EnqueuedJob): void {
+    this.after(job.delay, () => this.run(job));
+  }
+
+  private scheduleTimeout(job: StepJob): void {
+    this.after(job.delay, async () => {
+      try {
+        await this.moduleRef
+          .get(WorkflowRunner, { strict: false })
+          .expireWait({ stepExecutionId: job.stepExecutionId, workflowId: job.workflowId });
+      } catch (error) {
+        const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        this.logger.warn(`Wait timeout job ${job.jobId} failed: ${message}`);
+      }
+    });
+  }
+
+  /**
+   * Runs `work` after `delay` ms, tracked for shutdown. A delay beyond what a Node timer holds
+   * (about 24.8 days) is never run: Node would fire it at once instead.
+   */
+  private after(delay: number, work: () => Promise<void>): void {
+    if (delay > MAX_TIMER_DELAY_MS) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       if (this.closed) return;
-      const run = this.run(job);
+      const run = work();
       this.running.add(run);
       void run.finally(() => this.running.delete(run));
-    }, job.delay);
+    }, delay);
     this.timers.add(timer);
   }
 

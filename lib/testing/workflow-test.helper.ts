@@ -6,6 +6,7 @@ import type { WorkflowDefinition } from '../discovery/workflow-definition.interf
 import { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
+import { InvalidStateError } from '../errors/invalid-state.error';
 import { StepNotDefinedError } from '../errors/step-not-defined.error';
 import type { SignalMatcherLike } from '../interfaces/signal-matcher.interface';
 import type {
@@ -16,6 +17,7 @@ import type {
 import type { WorkflowLike } from '../interfaces/workflow-service.interface';
 import { WorkflowRepository } from '../ports/workflow.repository';
 import { WorkflowRunner } from '../runner/workflow.runner';
+import { WaitTimeoutExpirer } from '../runner/wait-timeout.expirer';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { WorkflowService } from '../service/workflow.service';
 import type { EnqueuedJob } from './enqueued-job.interface';
@@ -43,6 +45,7 @@ export class WorkflowTestHelper {
   constructor(
     private readonly service: WorkflowService,
     private readonly runner: WorkflowRunner,
+    private readonly expirer: WaitTimeoutExpirer,
     private readonly registry: WorkflowRegistry,
     private readonly repository: WorkflowRepository,
     private readonly scheduler: WorkflowScheduler,
@@ -233,6 +236,32 @@ export class WorkflowTestHelper {
           `waits for ${describeMatcher(matcher)}.`,
       );
     }
+  }
+
+  /**
+   * Fires the timeout of the workflow's parked execution now, as if its `timeout` had passed:
+   * its `onTimeout` (or exception policy) applies and the body does not run. Resolves to that
+   * execution reloaded. Throws `InvalidStateError` when the current execution is not waiting,
+   * its step has no `timeout`, or the workflow is paused.
+   */
+  async expireWait(workflow: WorkflowLike): Promise<StepExecutionEntity> {
+    const row = await this.load(workflowIdOf(workflow));
+    const current = await this.service.currentExecution(row.id);
+    const refuse = (why: string) =>
+      new InvalidStateError(`Cannot expireWait on ${row.type} ${row.id}: ${why}.`);
+    if (current?.state !== 'waiting') {
+      throw refuse(
+        current
+          ? `its current execution (step '${current.stepName}') is '${current.state}', not waiting`
+          : `it has no current step execution (workflow '${row.state}')`,
+      );
+    }
+    if (!current.waitDeadlineAt) {
+      throw refuse(`step '${current.stepName}' has no timeout (add timeout to its @Step options)`);
+    }
+    if (row.state !== 'ready') throw refuse(`the workflow is ${row.state}; resume it first`);
+    await this.expirer.expire(row.id, current.id, { force: true });
+    return this.reloadExecution(current.id);
   }
 
   /** The most recent signal named `name` delivered to the workflow is in `state`. */

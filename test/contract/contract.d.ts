@@ -224,6 +224,8 @@ declare module 'nestjs-geneva-drive-contract' {
     metrics?: GaugeReporter;
     /** default: Nest's Logger */
     logger?: LoggerService;
+    /** 0.2 (SPEC §16.3): default null — pending signals live as long as their workflow */
+    signalRetention?: Duration | null;
   }
 
   /** `useClass`/`useExisting` factories implement `create()` (ConfigurableModuleBuilder's default). */
@@ -392,6 +394,10 @@ declare module 'nestjs-geneva-drive-contract' {
      * each with `wait: every`.
      */
     repeat?: { times: number; every?: Duration };
+    /** 0.2 (SPEC §16.3): only with waitFor; how long the execution may stay waiting */
+    timeout?: Duration;
+    /** 0.2 (SPEC §16.3): only with timeout; default: the step's resolved exception policy */
+    onTimeout?: ExceptionAction | ExceptionPolicy;
   }
 
   export interface ResumableStepOptions extends StepOptions {
@@ -517,6 +523,8 @@ declare module 'nestjs-geneva-drive-contract' {
     signalsCleanedUp: number;
     stuckInProgressRecovered: number;
     stuckScheduledRecovered: number;
+    /** 0.2 (SPEC §16.3): pending signals older than signalRetention, deleted */
+    signalsExpired: number;
   }
 
   export class HousekeepingService {
@@ -541,6 +549,13 @@ declare module 'nestjs-geneva-drive-contract' {
   export class ModuleOptionsError extends GenevaDriveError {}
   /** a WorkflowLike id that matches no row (find() resolves null instead). */
   export class WorkflowNotFoundError extends GenevaDriveError {}
+  /** 0.2 (SPEC §16.3): what a waiting step "throws" when its timeout passes. */
+  export class SignalWaitTimeoutError extends GenevaDriveError {
+    readonly stepName: string;
+    readonly signalName: string | null;
+    readonly waitingSince: Date;
+    readonly deadline: Date;
+  }
   /** 0.2 (SPEC §16.4): maps library errors to HTTP statuses. */
   export class GenevaDriveExceptionFilter {
     catch(exception: GenevaDriveError, host: unknown): void;
@@ -618,6 +633,8 @@ declare module 'nestjs-geneva-drive-contract/testing' {
     assertSignalState(workflow: WorkflowLike, name: string, state: SignalState): Promise<void>;
     assertCursor(workflow: WorkflowLike, value: unknown): Promise<void>;
     assertStepHasSuccessor(workflow: WorkflowLike, stepName: string): Promise<void>;
+    /** 0.2 (SPEC §16.3): fires the current waiting execution's timeout now */
+    expireWait(workflow: WorkflowLike): Promise<StepExecutionEntity>;
   }
 }
 

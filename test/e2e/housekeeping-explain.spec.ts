@@ -101,6 +101,7 @@ describeOn('postgres')(`housekeeping queries use their indexes (PostgreSQL, ${EX
       signalsCleanedUp: 0,
       stuckInProgressRecovered: dataset.stuckInProgress,
       stuckScheduledRecovered: dataset.stuckScheduled,
+      signalsExpired: 0,
     });
     expect(
       await dataSource.getRepository(StepExecutionEntity).countBy({ outcome: 'recovered' }),

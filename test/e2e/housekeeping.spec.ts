@@ -56,6 +56,7 @@ const ZERO: HousekeepingResult = {
   signalsCleanedUp: 0,
   stuckInProgressRecovered: 0,
   stuckScheduledRecovered: 0,
+  signalsExpired: 0,
 };
 
 /** Shared helpers over one harness. */

@@ -386,10 +386,14 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
   });
 }
 
-/** Undoes the five migrations one by one, checking what each leaves behind, then re-applies them. */
+/** Undoes the six migrations one by one, checking what each leaves behind, then re-applies them. */
 async function undoAllAndRedo(ds: DataSource): Promise<void> {
   const has = (table: string, column?: string): Promise<boolean> =>
     withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
+
+  await ds.undoLastMigration();
+  expect(await has('geneva_drive_step_executions', 'wait_deadline_at')).toBe(false);
+  expect(await has('geneva_drive_step_executions', 'waiting_since')).toBe(true);
 
   // The JSON text and collation migrations change column types and collations only (MariaDB/MySQL;
   // see their own suites below).
@@ -421,9 +425,10 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are five TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text', () => {
+  it('are six TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
-    expect(names).toHaveLength(5);
+    expect(names).toHaveLength(6);
+    expect(names[5]).toMatch(/^GenevaDriveSignalTimeouts\d{13}$/);
     expect(names[0]).toMatch(/^GenevaDriveBaseSchema\d{13}$/);
     expect(names[1]).toMatch(/^GenevaDriveResumableSteps\d{13}$/);
     expect(names[2]).toMatch(/^GenevaDriveSignals\d{13}$/);
@@ -575,7 +580,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     });
   });
 
-  it('undoes all five migrations and applies them again', async () => {
+  it('undoes all six migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const leftovers = await ds.query<Array<{ indexname: string }>>(
       `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
@@ -679,7 +684,7 @@ describeOn('postgres')('migrations on PostgreSQL (odd schema name: spaces, backt
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'index_geneva_drive_%'`,
       [schema],
     );
-    expect(indexes).toHaveLength(14);
+    expect(indexes).toHaveLength(16);
     expect(
       indexes.find((row) => row.indexname === 'index_geneva_drive_workflows_unique_ongoing')
         ?.indexdef,
@@ -800,7 +805,7 @@ describeOn('mariadb')('migrations on MariaDB (database named with a backtick and
         WHERE TABLE_SCHEMA = ? AND INDEX_NAME LIKE 'index\\_geneva\\_drive\\_%'`,
       [database],
     );
-    expect(indexes).toHaveLength(14);
+    expect(indexes).toHaveLength(16);
     await saveWorkflow(ds, { heroId: 'odd-1' });
     await expect(saveWorkflow(ds, { heroId: 'odd-1' })).rejects.toBeInstanceOf(QueryFailedError);
 
@@ -886,7 +891,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
       const found = indexes.find((row) => row.name === name);
       return found ? `${Number(found.unique) ? 'UNIQUE ' : ''}(${found.columns})` : `<missing ${name}>`;
     };
-    expect(indexes).toHaveLength(14);
+    expect(indexes).toHaveLength(16);
     expect(index('index_geneva_drive_workflows_unique_ongoing')).toBe('UNIQUE (ongoing_unique_key)');
     expect(index('index_geneva_drive_step_executions_one_active')).toBe('UNIQUE (active_unique_key)');
     expect(index('index_geneva_drive_step_executions_in_progress_started_at')).toBe('(state,started_at)');
@@ -948,7 +953,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(QueryFailedError);
   });
 
-  it('undoes all five migrations and applies them again', async () => {
+  it('undoes all six migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const tables = await ds.query<Array<{ name: string }>>(
       'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -1183,17 +1188,17 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
     expect(sql('index_geneva_drive_step_executions_one_active')).toMatch(
       /CREATE UNIQUE INDEX .* WHERE/,
     );
-    expect(rows).toHaveLength(14);
+    expect(rows).toHaveLength(16);
   });
 
   describeConstraints(() => ds, { foreignKeys: true });
 
-  it('undoes all five migrations and applies them again', async () => {
+  it('undoes all six migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const rows = await ds.query<Array<{ name: string }>>(
       `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,
     );
-    expect(rows).toHaveLength(14);
+    expect(rows).toHaveLength(16);
   });
 });
 

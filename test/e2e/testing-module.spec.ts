@@ -29,6 +29,7 @@ import { InMemoryStepJobQueue } from '../../lib/testing/in-memory-step-job.queue
 import { StepJournal } from '../fixtures/step-journal';
 import { Customer } from '../fixtures/testing-module.customer.entity';
 import {
+  DeadlineWorkflow,
   FlakyWorkflow,
   ForeverWorkflow,
   PaymentWorkflow,
@@ -357,6 +358,35 @@ describe.each<Database>(DATABASES)('GenevaDriveTestingModule on %s', (database) 
       /waiting for signal 'refund_issued'.*waits for signal 'payment_confirmed'/,
     );
     await expect(t.helper.assertWorkflowState(workflow, 'ready')).resolves.toBeUndefined();
+  });
+
+  it('expireWait fires a parked step\'s timeout now; the body does not run', async () => {
+    const workflow = await t.service.start(DeadlineWorkflow, { hero: await t.customer() });
+    const parked = await t.helper.performNextStep(workflow);
+    expect(parked).toMatchObject({ stepName: 'capture', state: 'waiting' });
+    expect(parked!.waitDeadlineAt!.getTime() - parked!.waitingSince!.getTime()).toBe(3 * 86_400_000);
+    // The timer is not a step job: enqueuedJobs() lists the step jobs only.
+    expect((await t.jobsOf(workflow)).map((job) => job.stepExecutionId)).toEqual([parked!.id]);
+
+    const expired = await t.helper.expireWait(workflow);
+    expect(expired).toMatchObject({ id: parked!.id, state: 'skipped', outcome: 'skipped' });
+    await expect(t.helper.expireWait(workflow)).rejects.toThrow(
+      /Cannot expireWait .*step 'ship'\) is 'scheduled', not waiting/,
+    );
+    await t.helper.speedrunWorkflow(workflow);
+    await t.helper.assertWorkflowState(workflow, 'finished');
+    expect(t.journal.entries).toEqual(['ship']);
+  });
+
+  it('expireWait refuses a wait without a timeout, and a paused workflow', async () => {
+    const unbounded = await t.service.start(PaymentWorkflow, { hero: await t.customer() });
+    await t.helper.performNextStep(unbounded);
+    await expect(t.helper.expireWait(unbounded)).rejects.toThrow(/step 'capture' has no timeout/);
+
+    const paused = await t.service.start(DeadlineWorkflow, { hero: await t.customer('grace@example.com') });
+    await t.helper.performNextStep(paused);
+    await t.service.pause(paused);
+    await expect(t.helper.expireWait(paused)).rejects.toThrow(/the workflow is paused; resume it first/);
   });
 
   it('assertions fail with the expected and the actual value', async () => {

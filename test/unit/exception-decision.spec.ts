@@ -44,6 +44,8 @@ function stepDefinition(policies: ExceptionPolicy[] | null): StepDefinition {
     methodName: 's',
     waitMs: null,
     waitFor: null,
+    timeoutMs: null,
+    onTimeout: null,
     skipIf: null,
     policies,
     beforeStep: null,

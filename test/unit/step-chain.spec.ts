@@ -9,6 +9,8 @@ function step(overrides: Partial<StepDefinition> = {}): StepDefinition {
     methodName: 'next',
     waitMs: null,
     waitFor: null,
+    timeoutMs: null,
+    onTimeout: null,
     skipIf: null,
     policies: null,
     beforeStep: null,

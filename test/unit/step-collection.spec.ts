@@ -12,6 +12,8 @@ function step(
     methodName: kind === 'removed' ? null : name,
     waitMs: null,
     waitFor: null,
+    timeoutMs: null,
+    onTimeout: null,
     skipIf: null,
     policies: null,
     beforeStep: position.beforeStep ?? null,

@@ -93,6 +93,8 @@ describe('buildStepDefinitions (decorators → validated steps)', () => {
         methodName: 'only',
         waitMs: null,
         waitFor: null,
+        timeoutMs: null,
+        onTimeout: null,
         skipIf: null,
         policies: null,
         beforeStep: null,
@@ -387,6 +389,69 @@ describe('buildStepDefinitions (decorators → validated steps)', () => {
         oneStep(untyped({ waitFor })),
         's',
         /invalid waitFor .*signal name, a SignalMatcher, or an object with matches\(signal\)/,
+      );
+    });
+  });
+
+  describe('timeout and onTimeout (SPEC §16.3)', () => {
+    const step = (options: StepOptions | ResumableStepOptions, resumable = false) =>
+      build(oneStep(options, resumable)).find((definition) => definition.name === 's')!;
+
+    it('takes a duration with waitFor, and defaults to no onTimeout (the exception policy decides)', () => {
+      expect(step({ waitFor: 'payment', timeout: '3 days' })).toMatchObject({
+        timeoutMs: 3 * 86_400_000,
+        onTimeout: null,
+      });
+      expect(step({ waitFor: 'payment' })).toMatchObject({ timeoutMs: null, onTimeout: null });
+      expect(step({ waitFor: 'payment', timeout: 1500 }, true).timeoutMs).toBe(1500);
+    });
+
+    it('turns an action into a policy and keeps a policy as given', () => {
+      expect(step({ waitFor: 'payment', timeout: '1h', onTimeout: 'skip' }).onTimeout).toMatchObject({
+        action: 'skip',
+      });
+      const policy = new ExceptionPolicy('reattempt', { maxReattempts: 2, terminalAction: 'cancel' });
+      expect(step({ waitFor: 'payment', timeout: '1h', onTimeout: policy }).onTimeout).toBe(policy);
+    });
+
+    it('refuses a timeout without waitFor, pointing at wait', () => {
+      expectStepError(oneStep({ timeout: '1h' }), 's', /timeout '1h' but no waitFor/, /use wait to delay/);
+    });
+
+    it('refuses onTimeout without a timeout', () => {
+      expectStepError(
+        oneStep({ waitFor: 'payment', onTimeout: 'skip' }),
+        's',
+        /onTimeout but no timeout; add timeout/,
+      );
+    });
+
+    it.each<[string, unknown]>([
+      ['zero', 0],
+      ['a negative number', -5],
+      ['words', 'soon'],
+      ['null', null],
+    ])('refuses a timeout of %s', (_, timeout) => {
+      expectStepError(
+        oneStep(untyped({ waitFor: 'payment', timeout })),
+        's',
+        /invalid timeout .*positive duration/,
+      );
+    });
+
+    it('refuses a timeout whose deadline would fall after 9999-12-31', () => {
+      expectStepError(oneStep({ waitFor: 'payment', timeout: '500000 weeks' }), 's', /timeout '500000 weeks'/);
+    });
+
+    it.each<[string, unknown]>([
+      ['an unknown action', 'finish'],
+      ['an array of policies', [new ExceptionPolicy('skip')]],
+      ['a number', 3],
+    ])('refuses onTimeout as %s', (_, onTimeout) => {
+      expectStepError(
+        oneStep(untyped({ waitFor: 'payment', timeout: '1h', onTimeout })),
+        's',
+        /invalid onTimeout .*pause, cancel, reattempt, skip or an ExceptionPolicy/,
       );
     });
   });

@@ -2,7 +2,7 @@ import { getQueueToken } from '@nestjs/bullmq';
 import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Queue, type ConnectionOptions } from 'bullmq';
-import { PERFORM_STEP_JOB_NAME } from '../../common/constants';
+import { EXPIRE_WAIT_JOB_NAME, PERFORM_STEP_JOB_NAME } from '../../common/constants';
 import { InjectResolvedOptions } from '../../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
 import type { StepJob, StepJobData } from '../../queue/step-job.interface';
@@ -37,7 +37,7 @@ export class BullmqStepJobQueue
 
   async add(job: StepJob): Promise<void> {
     await this.queueNamed(job.queue).add(
-      PERFORM_STEP_JOB_NAME,
+      job.kind === 'expireWait' ? EXPIRE_WAIT_JOB_NAME : PERFORM_STEP_JOB_NAME,
       { stepExecutionId: job.stepExecutionId, workflowId: job.workflowId } satisfies StepJobData,
       {
         jobId: job.jobId,

@@ -95,6 +95,7 @@ const NOT_COLUMNS = new Set(['duplicateDelivery']);
 /** Columns of the optional migrations (SchemaFeatures), hidden from reads and writes until run. */
 const RESUMABLE_COLUMNS = new Set(['cursor', 'continuesFromId']);
 const SIGNAL_COLUMNS = new Set(['signalId', 'waitingSince']);
+const WAIT_TIMEOUT_COLUMNS = new Set(['waitDeadlineAt']);
 
 const FINISHED_STATES: readonly WorkflowState[] = ['finished', 'canceled'];
 
@@ -319,7 +320,7 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     super();
     this.sink = options.onCommittedJobs ?? null;
     this.enqueueAfterCommit = options.enqueueAfterCommit ?? true;
-    this.schemaFeatures = { resumable: true, signals: true, ...options.features };
+    this.schemaFeatures = { resumable: true, signals: true, waitTimeouts: true, ...options.features };
     this.clock = options.clock ?? (() => new Date());
   }
 
@@ -878,6 +879,44 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     });
   }
 
+  overdueWaits(
+    now: Date,
+    limit: number,
+    after: StuckPageStart | null,
+  ): Promise<StepExecutionEntity[]> {
+    return statement(() => {
+      const deadline = (row: Row) => time(row.waitDeadlineAt);
+      return this.select(null, 'executions', (row) => {
+        const value = deadline(row);
+        if (row.state !== 'waiting' || value === null || value > now.getTime()) return false;
+        if (this.tables.workflows.get(row.workflowId as string)?.state !== 'ready') return false;
+        if (!after) return true;
+        return value > after.at.getTime() || (value === after.at.getTime() && row.id > after.id);
+      })
+        .sort((a, b) => (deadline(a) ?? 0) - (deadline(b) ?? 0) || compareIds(a, b))
+        .slice(0, limit)
+        .map((row) => this.hydrate('executions', row));
+    });
+  }
+
+  deletePendingSignals(cutoff: Date, limit: number): Promise<number> {
+    return this.transaction((tx) =>
+      statement(() => {
+        this.requireSignalsTable();
+        const own = this.own(tx);
+        const rows = this.select(
+          own,
+          'signals',
+          (row) => row.state === 'pending' && (time(row.createdAt) ?? 0) < cutoff.getTime(),
+        )
+          .sort(byCreation)
+          .slice(0, limit);
+        for (const row of rows) this.deleteRow(own, 'signals', row.id);
+        return rows.length;
+      }),
+    );
+  }
+
   workflowsOf(ids: readonly string[]): Promise<Map<string, WorkflowEntity>> {
     return statement(() => {
       const workflows = new Map<string, WorkflowEntity>();
@@ -1334,6 +1373,7 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     if (table !== 'executions') return false;
     if (RESUMABLE_COLUMNS.has(key)) return !this.schemaFeatures.resumable;
     if (SIGNAL_COLUMNS.has(key)) return !this.schemaFeatures.signals;
+    if (WAIT_TIMEOUT_COLUMNS.has(key)) return !this.schemaFeatures.waitTimeouts;
     return false;
   }
 

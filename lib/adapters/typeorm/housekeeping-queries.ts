@@ -184,6 +184,62 @@ export class HousekeepingQueries {
     });
   }
 
+  /** Served by the partial index on `wait_deadline_at WHERE state = 'waiting'`. */
+  overdueWaits(
+    now: Date,
+    limit: number,
+    after: StuckPageStart | null,
+  ): Promise<StepExecutionEntity[]> {
+    return this.database.transaction(async (uow) => {
+      const query = (await uow.manager())
+        .createQueryBuilder(StepExecutionEntity, 'execution')
+        .select(['execution.id', 'execution.workflowId', 'execution.waitDeadlineAt'])
+        .innerJoin(
+          WorkflowEntity,
+          'workflow',
+          "workflow.id = execution.workflowId AND workflow.state = 'ready'",
+        )
+        .where("execution.state = 'waiting'")
+        .andWhere('execution.waitDeadlineAt <= :now', { now });
+      if (after) {
+        query.andWhere(
+          'execution.waitDeadlineAt >= :afterAt AND (execution.waitDeadlineAt > :afterAt OR execution.id > :afterId)',
+          { afterAt: after.at, afterId: after.id },
+        );
+      }
+      return query
+        .orderBy('execution.waitDeadlineAt', 'ASC')
+        .addOrderBy('execution.id', 'ASC')
+        .limit(limit)
+        .getMany();
+    });
+  }
+
+  /** Served by the partial index on `created_at WHERE state = 'pending'`. */
+  deletePendingSignals(cutoff: Date, limit: number): Promise<number> {
+    return this.database.transaction(async (uow) => {
+      const manager = await uow.manager();
+      const rows = await manager
+        .createQueryBuilder(SignalEntity, 'signal')
+        .select('signal.id', 'id')
+        .where("signal.state = 'pending'")
+        .andWhere('signal.createdAt < :cutoff', { cutoff })
+        .orderBy('signal.createdAt', 'ASC')
+        .limit(limit)
+        .getRawMany<{ id: string }>();
+      if (rows.length === 0) return 0;
+      const result = await manager
+        .createQueryBuilder()
+        .delete()
+        .from(SignalEntity)
+        .where('id IN (:...ids)', { ids: rows.map((row) => row.id) })
+        // Re-checked: a signal claimed since the read above stays.
+        .andWhere("state = 'pending'")
+        .execute();
+      return result.affected ?? 0;
+    });
+  }
+
   workflowsOf(ids: readonly string[]): Promise<Map<string, WorkflowEntity>> {
     return workflowsOf(this.database.manager, ids);
   }

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import type { SchemaFeatures } from '../../ports/workflow.repository';
-import { RESUMABLE_COLUMNS, SIGNAL_COLUMNS } from '../optional-columns';
+import { RESUMABLE_COLUMNS, SIGNAL_COLUMNS, WAIT_TIMEOUT_COLUMNS } from '../optional-columns';
 
 /**
  * The library's own tables, as the base migration creates them, that are missing from the
@@ -37,7 +37,8 @@ export async function detectSchemaFeatures(dataSource: DataSource): Promise<Sche
     const signals =
       (await runner.hasTable(dataSource.getMetadata('SignalEntity').tablePath)) &&
       (await hasAll(SIGNAL_COLUMNS));
-    return { resumable, signals };
+    const waitTimeouts = signals && (await hasAll(WAIT_TIMEOUT_COLUMNS));
+    return { resumable, signals, waitTimeouts };
   } finally {
     await runner.release();
   }

@@ -324,6 +324,18 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     return this.housekeeping.workflowCounts();
   }
 
+  overdueWaits(
+    now: Date,
+    limit: number,
+    after: StuckPageStart | null,
+  ): Promise<StepExecutionEntity[]> {
+    return this.housekeeping.overdueWaits(now, limit, after);
+  }
+
+  deletePendingSignals(cutoff: Date, limit: number): Promise<number> {
+    return this.housekeeping.deletePendingSignals(cutoff, limit);
+  }
+
   waitingCounts(waitingSinceBefore?: Date): Promise<Array<{ type: string; count: number }>> {
     return this.housekeeping.waitingCounts(waitingSinceBefore);
   }

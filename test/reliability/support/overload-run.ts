@@ -316,6 +316,7 @@ function emptyResult(): HousekeepingResult {
     signalsCleanedUp: 0,
     stuckInProgressRecovered: 0,
     stuckScheduledRecovered: 0,
+    signalsExpired: 0,
   };
 }
 

@@ -195,6 +195,7 @@ export class ReliabilityHarness<Redis extends ScenarioRedis = PrivateRedis> {
       signalsCleanedUp: 0,
       stuckInProgressRecovered: 0,
       stuckScheduledRecovered: 0,
+      signalsExpired: 0,
     };
     const startedAt = Date.now();
     let runs = 0;
