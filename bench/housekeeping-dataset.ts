@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { StepExecutionEntity, WorkflowEntity } from '../lib';
+import { SignalEntity, StepExecutionEntity, WorkflowEntity } from '../lib';
 import { qualifiedTable } from './support/dataset';
 
 /** What the generated data holds, for assertions. */
@@ -10,9 +10,13 @@ export interface HousekeepingDataset {
   stuckInProgress: number;
   /** scheduled rows due an hour ago (the rest are due from 10 minutes ago to 2 hours ahead). */
   stuckScheduled: number;
+  /** waiting rows past their `wait_deadline_at` (the rest are due in 21-30 days). */
+  overdueWaits: number;
   /** finished workflows transitioned 40 days ago, and their executions. */
   oldFinishedWorkflows: number;
   oldFinishedExecutions: number;
+  /** the signals of those workflows (ten each). */
+  oldFinishedSignals: number;
   generateMs: number;
 }
 
@@ -33,7 +37,7 @@ export async function generateHousekeepingDataset(
 ): Promise<HousekeepingDataset> {
   const started = Date.now();
   const workflows = Math.ceil(executions / 10);
-  const table = (entity: typeof WorkflowEntity | typeof StepExecutionEntity) =>
+  const table = (entity: typeof WorkflowEntity | typeof StepExecutionEntity | typeof SignalEntity) =>
     qualifiedTable(dataSource, entity);
   await dataSource.query(
     `INSERT INTO ${table(WorkflowEntity)}
@@ -52,7 +56,7 @@ export async function generateHousekeepingDataset(
   await dataSource.query(
     `INSERT INTO ${table(StepExecutionEntity)}
        (id, workflow_id, step_name, state, outcome, scheduled_for, started_at, completed_at, finished_at,
-        job_id, waiting_since, created_at, updated_at)
+        job_id, waiting_since, wait_deadline_at, created_at, updated_at)
      SELECT id, md5('w' || w)::uuid, 'step', state,
        CASE WHEN state = 'completed' THEN 'success' END,
        CASE
@@ -69,6 +73,10 @@ export async function generateHousekeepingDataset(
        CASE WHEN state = 'completed' THEN now() - interval '2 days' + p * interval '1 second' END,
        id::text,
        CASE WHEN state = 'waiting' THEN now() - (w % 10) * interval '1 day' END,
+       CASE
+         WHEN state = 'waiting' AND w % 2000 = 18 THEN now() - (w % 10) * interval '1 day' + interval '3 days'
+         WHEN state = 'waiting' THEN now() - (w % 10) * interval '1 day' + interval '30 days'
+       END,
        now() - interval '2 days' + p * interval '1 second',
        now()
      FROM (
@@ -84,6 +92,22 @@ export async function generateHousekeepingDataset(
      ) AS generated`,
     [executions],
   );
+  // As many signals as executions: one in ten still pending (0-44 days old), the rest consumed.
+  await dataSource.query(
+    `INSERT INTO ${table(SignalEntity)}
+       (id, workflow_id, name, idempotency_key, state, payload, claimed_at, consumed_at, claimed,
+        consumed, created_at, updated_at)
+     SELECT md5('s' || i)::uuid, md5('w' || (i / 10))::uuid, 'evt', NULL,
+       CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'consumed' END, NULL,
+       CASE WHEN i % 10 <> 0 THEN now() - interval '2 days' END,
+       CASE WHEN i % 10 <> 0 THEN now() - interval '2 days' END,
+       CASE WHEN i % 10 = 0 THEN 0 ELSE 1 END,
+       CASE WHEN i % 10 = 0 THEN 0 ELSE 1 END,
+       now() - ((i / 10) % 45) * interval '1 day', now()
+     FROM generate_series(0, $1::int - 1) AS i`,
+    [executions],
+  );
+  await dataSource.query(`ANALYZE ${table(SignalEntity)}`);
   await dataSource.query(`ANALYZE ${table(WorkflowEntity)}`);
   await dataSource.query(`ANALYZE ${table(StepExecutionEntity)}`);
   const everyW = (predicate: (w: number) => boolean) => {
@@ -97,8 +121,10 @@ export async function generateHousekeepingDataset(
     workflows,
     stuckInProgress: everyW((w) => w % 2000 === 0),
     stuckScheduled: everyW((w) => w % 2000 === 10),
+    overdueWaits: everyW((w) => w % 2000 === 18),
     oldFinishedWorkflows,
     oldFinishedExecutions: oldFinishedWorkflows * 10,
+    oldFinishedSignals: oldFinishedWorkflows * 10,
     generateMs: Date.now() - started,
   };
 }

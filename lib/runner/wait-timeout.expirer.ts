@@ -58,8 +58,9 @@ export class WaitTimeoutExpirer {
       if (execution.state !== 'waiting' || !deadline || workflow.state !== 'ready') return ignored;
       const definition = this.registry.findByName(workflow.type);
       const step = definition?.steps.named(execution.stepName);
-      // An unknown class or step is the step job's to report, when the workflow runs on.
-      if (!definition || !step || step.kind === 'removed') return ignored;
+      // An unknown class or step is the step job's to report, when the workflow runs on; a step
+      // whose timeout was removed from the code since it parked waits unbounded.
+      if (!definition || !step || step.kind === 'removed' || step.timeoutMs === null) return ignored;
       if (!options.force && deadline.getTime() > Date.now()) {
         await this.scheduler.armWaitTimeout(uow, workflow, definition, execution);
         return { expiry: { kind: 'notDue' as const, execution }, outcome: null };

@@ -91,6 +91,42 @@ describeOn('postgres')(`housekeeping queries use their indexes (PostgreSQL, ${EX
     },
   );
 
+  /** The plan's nodes, asserting `index` is used and no Seq Scan touches `table`. */
+  async function expectIndexUse(
+    query: { getQueryAndParameters(): [string, unknown[]] },
+    index: string,
+    table: string,
+  ): Promise<void> {
+    const { plan } = await explainAnalyze(dataSource, query.getQueryAndParameters());
+    const nodes = planNodes(plan);
+    expect(nodes.some((node) => node['Index Name'] === index)).toBe(true);
+    expect(
+      nodes.filter((node) => node['Node Type'] === 'Seq Scan' && node['Relation Name'] === table),
+    ).toEqual([]);
+  }
+
+  it('overdue waits: ordered by wait_deadline_at, served by its partial index', async () => {
+    const queries = app.get(HousekeepingQueries, { strict: false });
+    const firstPage = queries.overdueWaitsQuery(dataSource.manager, new Date(), 1000);
+    const rows = await firstPage.getMany();
+    expect(rows).toHaveLength(Math.min(1000, dataset.overdueWaits));
+    const next = queries.overdueWaitsQuery(dataSource.manager, new Date(), 1000, {
+      at: rows[0].waitDeadlineAt!,
+      id: rows[0].id,
+    });
+    for (const page of [firstPage, next]) {
+      await expectIndexUse(page, INDEX_NAMES.stepExecutionsWaitDeadline, 'geneva_drive_step_executions');
+    }
+  });
+
+  it(`signal retention: the oldest pending signals of ${EXECUTIONS}, served by the partial index on created_at`, async () => {
+    const queries = app.get(HousekeepingQueries, { strict: false });
+    const cutoff = new Date(Date.now() - 30 * 86_400_000);
+    const page = queries.pendingSignalsQuery(dataSource.manager, cutoff, 1000);
+    expect(await page.getRawMany()).toHaveLength(1000);
+    await expectIndexUse(page, INDEX_NAMES.signalsPendingCreated, 'geneva_drive_signals');
+  });
+
   it('run() over the table cleans up and recovers exactly the stuck rows, quickly', async () => {
     const started = Date.now();
     const result = await app.get(HousekeepingService).run();
@@ -98,7 +134,7 @@ describeOn('postgres')(`housekeeping queries use their indexes (PostgreSQL, ${EX
     expect(result).toEqual({
       workflowsCleanedUp: dataset.oldFinishedWorkflows,
       stepExecutionsCleanedUp: dataset.oldFinishedExecutions,
-      signalsCleanedUp: 0,
+      signalsCleanedUp: dataset.oldFinishedSignals,
       stuckInProgressRecovered: dataset.stuckInProgress,
       stuckScheduledRecovered: dataset.stuckScheduled,
       signalsExpired: 0,

@@ -184,49 +184,54 @@ export class HousekeepingQueries {
     });
   }
 
-  /** Served by the partial index on `wait_deadline_at WHERE state = 'waiting'`. */
   overdueWaits(
     now: Date,
     limit: number,
     after: StuckPageStart | null,
   ): Promise<StepExecutionEntity[]> {
-    return this.database.transaction(async (uow) => {
-      const query = (await uow.manager())
-        .createQueryBuilder(StepExecutionEntity, 'execution')
-        .select(['execution.id', 'execution.workflowId', 'execution.waitDeadlineAt'])
-        .innerJoin(
-          WorkflowEntity,
-          'workflow',
-          "workflow.id = execution.workflowId AND workflow.state = 'ready'",
-        )
-        .where("execution.state = 'waiting'")
-        .andWhere('execution.waitDeadlineAt <= :now', { now });
-      if (after) {
-        query.andWhere(
-          'execution.waitDeadlineAt >= :afterAt AND (execution.waitDeadlineAt > :afterAt OR execution.id > :afterId)',
-          { afterAt: after.at, afterId: after.id },
-        );
-      }
-      return query
-        .orderBy('execution.waitDeadlineAt', 'ASC')
-        .addOrderBy('execution.id', 'ASC')
-        .limit(limit)
-        .getMany();
-    });
+    return this.database.transaction(async (uow) =>
+      this.overdueWaitsQuery(await uow.manager(), now, limit, after).getMany(),
+    );
   }
 
-  /** Served by the partial index on `created_at WHERE state = 'pending'`. */
+  /**
+   * Parked executions of ready workflows past their deadline, in deadline order: PostgreSQL walks
+   * the partial index on `wait_deadline_at WHERE state = 'waiting'`.
+   */
+  overdueWaitsQuery(
+    manager: EntityManager,
+    now: Date,
+    limit: number,
+    after: StuckPageStart | null = null,
+  ): SelectQueryBuilder<StepExecutionEntity> {
+    const query = manager
+      .createQueryBuilder(StepExecutionEntity, 'execution')
+      .select(['execution.id', 'execution.workflowId', 'execution.waitDeadlineAt'])
+      .innerJoin(
+        WorkflowEntity,
+        'workflow',
+        "workflow.id = execution.workflowId AND workflow.state = 'ready'",
+      )
+      .where("execution.state = 'waiting'")
+      .andWhere('execution.waitDeadlineAt <= :now', { now });
+    if (after) {
+      query.andWhere(
+        'execution.waitDeadlineAt >= :afterAt AND (execution.waitDeadlineAt > :afterAt OR execution.id > :afterId)',
+        { afterAt: after.at, afterId: after.id },
+      );
+    }
+    return query
+      .orderBy('execution.waitDeadlineAt', 'ASC')
+      .addOrderBy('execution.id', 'ASC')
+      .limit(limit);
+  }
+
   deletePendingSignals(cutoff: Date, limit: number): Promise<number> {
     return this.database.transaction(async (uow) => {
       const manager = await uow.manager();
-      const rows = await manager
-        .createQueryBuilder(SignalEntity, 'signal')
-        .select('signal.id', 'id')
-        .where("signal.state = 'pending'")
-        .andWhere('signal.createdAt < :cutoff', { cutoff })
-        .orderBy('signal.createdAt', 'ASC')
-        .limit(limit)
-        .getRawMany<{ id: string }>();
+      const rows = await this.pendingSignalsQuery(manager, cutoff, limit).getRawMany<{
+        id: string;
+      }>();
       if (rows.length === 0) return 0;
       const result = await manager
         .createQueryBuilder()
@@ -238,6 +243,21 @@ export class HousekeepingQueries {
         .execute();
       return result.affected ?? 0;
     });
+  }
+
+  /** The oldest pending signals before `cutoff`: the partial index on `created_at WHERE state = 'pending'`. */
+  pendingSignalsQuery(
+    manager: EntityManager,
+    cutoff: Date,
+    limit: number,
+  ): SelectQueryBuilder<SignalEntity> {
+    return manager
+      .createQueryBuilder(SignalEntity, 'signal')
+      .select('signal.id', 'id')
+      .where("signal.state = 'pending'")
+      .andWhere('signal.createdAt < :cutoff', { cutoff })
+      .orderBy('signal.createdAt', 'ASC')
+      .limit(limit);
   }
 
   workflowsOf(ids: readonly string[]): Promise<Map<string, WorkflowEntity>> {
