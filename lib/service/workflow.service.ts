@@ -9,6 +9,7 @@ import type { WorkflowDefinition } from '../discovery/workflow-definition.interf
 import type { SignalEntity } from '../entities/signal.entity';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
+import { GenevaDriveError } from '../errors/geneva-drive.error';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import { WorkflowAlreadyOngoingError } from '../errors/workflow-already-ongoing.error';
@@ -145,7 +146,7 @@ export class WorkflowService {
       try {
         return this.validatedStart(opts, definition, START_MANY_ENTRY_KEYS, method);
       } catch (error) {
-        if (error instanceof InvalidArgumentError && !error.message.startsWith(method)) {
+        if (error instanceof GenevaDriveError && !error.message.startsWith(method)) {
           error.message = `${method}: ${error.message}`;
         }
         throw error;
