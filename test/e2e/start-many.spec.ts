@@ -10,6 +10,8 @@ import {
 import { ThreeStepWorkflow } from '../fixtures/basic.workflows';
 import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
+import { WorkflowRepository } from '../../lib/ports/workflow.repository';
+import { Deferred } from './support/deferred';
 import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
@@ -304,6 +306,63 @@ describe(`startMany (${testDatabaseLabel} + BullMQ)`, () => {
         })) {
           await harness.service.cancel(row);
         }
+      }
+    },
+  );
+
+  it.each(['skip', 'error'] as const)(
+    "the unique index decides when an ongoing workflow commits after the pre-check (insertWorkflows '%s')",
+    async (onConflict) => {
+      const [hero, other] = await newOrders(2);
+      const repository = harness.get(WorkflowRepository);
+      const inserted = new Deferred();
+      const release = new Deferred();
+      // start() for hero in a caller's transaction held open: startMany's pre-check cannot see it.
+      const holder = harness.dataSource.transaction(async (manager) => {
+        await harness.service.start(ThreeStepWorkflow, {
+          hero,
+          manager,
+          stepJobOptions: { wait: '1h' },
+        });
+        inserted.resolve();
+        await release.promise;
+      });
+      await inserted.promise;
+      const row = (order: Order) => ({
+        type: 'ThreeStepWorkflow',
+        heroType: 'Order',
+        heroId: String(order.id),
+        allowMultiple: false,
+        metadata: null,
+        nextStepName: 'first',
+      });
+      // The batch INSERT waits for the holder's uncommitted row (or meets it committed).
+      const racing = repository.transaction((tx) =>
+        repository.insertWorkflows(tx, [row(other), row(hero)], onConflict),
+      );
+      release.resolve();
+      await holder;
+      if (onConflict === 'skip') {
+        const rows = await racing;
+        expect(rows.map((r) => r?.heroId ?? null)).toEqual([String(other.id), null]);
+      } else {
+        const error = await racing.then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(repository.isUniqueViolation(error)).toBe(true);
+        expect(await harness.service.list({ workflow: ThreeStepWorkflow, hero: other })).toEqual(
+          [],
+        );
+      }
+      const ongoing = await harness.service.list({
+        workflow: ThreeStepWorkflow,
+        hero,
+        ongoing: true,
+      });
+      expect(ongoing).toHaveLength(1);
+      for (const w of await harness.service.list({ workflow: ThreeStepWorkflow, ongoing: true })) {
+        await harness.service.cancel(w);
       }
     },
   );
