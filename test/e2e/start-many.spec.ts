@@ -1,8 +1,10 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
+import { In } from 'typeorm';
 import {
   GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
   InvalidArgumentError,
   WorkflowAlreadyOngoingError,
+  StepExecutionEntity,
   WorkflowEntity,
   type GenevaDriveDiagnosticsEvent,
   type StartOptions,
@@ -366,4 +368,30 @@ describe(`startMany (${testDatabaseLabel} + BullMQ)`, () => {
       }
     },
   );
+
+  // Last: it leaves its workflows waiting (the schema is dropped after).
+  it("spans several multi-row INSERTs: 'skip' in a later one, every execution in place", async () => {
+    const repository = harness.dataSource.getRepository(Order);
+    const orders = await repository.save(
+      Array.from({ length: 600 }, () => repository.create({ status: 'new' })),
+    );
+    const busy = orders[400];
+    await harness.service.start(ThreeStepWorkflow, { hero: busy, stepJobOptions: { wait: '1h' } });
+    const created = await harness.service.startMany(
+      ThreeStepWorkflow,
+      orders.map((hero) => ({ hero, stepJobOptions: { wait: '1h' } })),
+      { onConflict: 'skip' },
+    );
+    expect(created.map((row) => row?.heroId ?? null)).toEqual(
+      orders.map((order) => (order === busy ? null : String(order.id))),
+    );
+    const executions = await harness.dataSource
+      .getRepository(StepExecutionEntity)
+      .find({ where: { workflowId: In(idsOf(created)) } });
+    expect(executions).toHaveLength(599);
+    expect(new Set(executions.map((e) => e.workflowId)).size).toBe(599);
+    expect(executions.every((e) => e.stepName === 'first' && e.state === 'scheduled')).toBe(true);
+    const delayed = await harness.queue().getJobCounts('delayed');
+    expect(delayed.delayed).toBeGreaterThanOrEqual(600);
+  });
 });

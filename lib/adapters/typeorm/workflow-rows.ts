@@ -16,9 +16,13 @@ type ExecutionChanges = Partial<
   Omit<StepExecutionEntity, 'id' | 'workflowId' | 'createdAt' | 'updatedAt'>
 >;
 
-/** Rows per multi-row INSERT of a bulk start: bound parameters stay far below every driver's limit. */
-const WORKFLOWS_PER_INSERT = 1_000;
-const EXECUTIONS_PER_INSERT = 500;
+/**
+ * Rows per multi-row INSERT of a bulk start: bound parameters stay far below every driver's limit
+ * (SQLite's 32,766, PostgreSQL's and MySQL's 65,535), and TypeORM's query builder, whose cost per
+ * parameter grows with the parameters already set, stays quick (about 2,750 parameters each).
+ */
+const WORKFLOWS_PER_INSERT = 250;
+const EXECUTIONS_PER_INSERT = 125;
 const HERO_IDS_PER_READ = 1_000;
 
 function heroKey(hero: HeroIdentity): string {
