@@ -19,11 +19,24 @@ type ExecutionChanges = Partial<
 /**
  * Rows per multi-row INSERT of a bulk start: bound parameters stay far below every driver's limit
  * (SQLite's 32,766, PostgreSQL's and MySQL's 65,535), and TypeORM's query builder, whose cost per
- * parameter grows with the parameters already set, stays quick (about 2,750 parameters each).
+ * parameter grows with the parameters already set, stays quick (a few thousand parameters at most).
  */
 const WORKFLOWS_PER_INSERT = 250;
 const EXECUTIONS_PER_INSERT = 125;
 const HERO_IDS_PER_READ = 1_000;
+
+/**
+ * The properties some row sets to a value: a multi-row INSERT leaves the others out, so they take
+ * their NULL default, and TypeORM's builder handles fewer parameters.
+ */
+function setProperties(rows: readonly object[], properties: readonly string[]): string[] {
+  return properties.filter((property) =>
+    rows.some((row) => {
+      const value = (row as Record<string, unknown>)[property];
+      return value !== null && value !== undefined;
+    }),
+  );
+}
 
 function heroKey(hero: HeroIdentity): string {
   return `${hero.heroType}\u001f${hero.heroId}`;
@@ -175,11 +188,15 @@ export class WorkflowRows {
     const workflows = fields.map((row) => newWorkflowRow(uuidv7(), row, now));
     const results: Array<WorkflowEntity | null> = [...workflows];
     const manager = await uow.manager();
+    const columns = setProperties(
+      workflows,
+      manager.connection.getMetadata(WorkflowEntity).columns.map((column) => column.propertyName),
+    );
     const insert = (target: EntityManager, rows: readonly WorkflowEntity[]) =>
       target
         .createQueryBuilder()
         .insert()
-        .into(WorkflowEntity)
+        .into(WorkflowEntity, columns)
         .values(rows.map((row) => ({ ...row })) as PartialRow<WorkflowEntity>[])
         .updateEntity(false)
         .execute();
@@ -232,7 +249,7 @@ export class WorkflowRows {
     const now = new Date();
     const executions = fields.map((row) => newExecutionRow(uuidv7(), row, now));
     const manager = await uow.manager();
-    const properties = this.columns.properties();
+    const properties = setProperties(executions, this.columns.properties());
     for (let start = 0; start < executions.length; start += EXECUTIONS_PER_INSERT) {
       await manager
         .createQueryBuilder()
