@@ -158,6 +158,7 @@ export class WorkflowService {
       { caller: options.manager },
     );
   }
+
   /**
    * The workflow, or null for an unknown id (including a string that is not a UUID). An id that
    * is not a string rejects with `InvalidArgumentError`.
