@@ -1,6 +1,6 @@
 import { WorkflowAlreadyOngoingError } from '../../../lib';
 import { rejectionOf, StateMachine } from './support/state-machine';
-import { Customer, LinearWorkflow } from './support/state-machine.workflows';
+import { Customer, LinearWorkflow, StepLessWorkflow } from './support/state-machine.workflows';
 
 /** `startMany()` on the in-memory adapter: the engine's rules without a database. */
 describe('state machine: startMany', () => {
@@ -114,5 +114,26 @@ describe('state machine: startMany', () => {
     commit();
     await holder;
     expect((await racing).map((row) => row?.heroId ?? null)).toEqual([String(other.id), null]);
+  });
+
+  it('finishes workflows without steps at once, as start() does: no execution, no job', async () => {
+    const customers = heroes(2);
+    const jobsBefore = sm.jobs().length;
+    const created = await sm.service.startMany(
+      StepLessWorkflow,
+      customers.map((hero) => ({ hero })),
+    );
+    for (const workflow of created) {
+      expect((await sm.find(workflow!)).state).toBe('finished');
+      expect(await sm.history(workflow!)).toEqual([]);
+    }
+    expect(sm.jobs().length).toBe(jobsBefore);
+    // Finished, so the same heroes can start again.
+    expect(
+      await sm.service.startMany(
+        StepLessWorkflow,
+        customers.map((hero) => ({ hero })),
+      ),
+    ).toHaveLength(2);
   });
 });
