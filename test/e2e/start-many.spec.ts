@@ -369,6 +369,31 @@ describe(`startMany (${testDatabaseLabel} + BullMQ)`, () => {
     },
   );
 
+  it("two concurrent startMany calls naming the same heroes in opposite orders: one workflow per hero ('skip')", async () => {
+    const repository = harness.dataSource.getRepository(Order);
+    for (let round = 0; round < 3; round++) {
+      const orders = await repository.save(
+        Array.from({ length: 100 }, () => repository.create({ status: 'new' })),
+      );
+      const entries = orders.map((hero) => ({ hero, stepJobOptions: { wait: '1h' } }));
+      const [one, two] = await Promise.all([
+        harness.service.startMany(ThreeStepWorkflow, entries, { onConflict: 'skip' }),
+        harness.service.startMany(ThreeStepWorkflow, [...entries].reverse(), {
+          onConflict: 'skip',
+        }),
+      ]);
+      // Each hero got exactly one workflow, from one call or the other.
+      const reversed = [...two].reverse();
+      expect(one.every((row, i) => (row === null) !== (reversed[i] === null))).toBe(true);
+      for (const row of await harness.service.list({
+        workflow: ThreeStepWorkflow,
+        ongoing: true,
+      })) {
+        await harness.service.cancel(row);
+      }
+    }
+  });
+
   // Last: it leaves its workflows waiting (the schema is dropped after).
   it("spans several multi-row INSERTs: 'skip' in a later one, every execution in place", async () => {
     const repository = harness.dataSource.getRepository(Order);

@@ -38,6 +38,12 @@ function setProperties(rows: readonly object[], properties: readonly string[]): 
   );
 }
 
+function compareHeroes(a: WorkflowEntity, b: WorkflowEntity): number {
+  const left = `${a.heroType ?? ''}\u001f${a.heroId ?? ''}`;
+  const right = `${b.heroType ?? ''}\u001f${b.heroId ?? ''}`;
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
 function heroKey(hero: HeroIdentity): string {
   return `${hero.heroType}\u001f${hero.heroId}`;
 }
@@ -200,10 +206,13 @@ export class WorkflowRows {
         .values(rows.map((row) => ({ ...row })) as PartialRow<WorkflowEntity>[])
         .updateEntity(false)
         .execute();
-    for (let start = 0; start < workflows.length; start += WORKFLOWS_PER_INSERT) {
-      const positions = workflows
-        .slice(start, start + WORKFLOWS_PER_INSERT)
-        .map((_, offset) => start + offset);
+    // Rows go in in hero order, so two bulk starts naming the same heroes wait for each other's
+    // index entries in one order and never deadlock; the ids keep the input order.
+    const inHeroOrder = workflows
+      .map((_, position) => position)
+      .sort((a, b) => compareHeroes(workflows[a], workflows[b]));
+    for (let start = 0; start < inHeroOrder.length; start += WORKFLOWS_PER_INSERT) {
+      const positions = inHeroOrder.slice(start, start + WORKFLOWS_PER_INSERT);
       if (onConflict === 'error') {
         await insert(
           manager,
