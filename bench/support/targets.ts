@@ -22,6 +22,13 @@ const TARGETS: Target[] = [
     better: 'higher',
   },
   {
+    benchmark: 'start-many',
+    metric: 'ratio',
+    label: 'workflows started per second, startMany ÷ a start() loop',
+    goal: 20,
+    better: 'higher',
+  },
+  {
     benchmark: 'hop',
     metric: 'msPerStep',
     label: 'ms per step, unloaded',

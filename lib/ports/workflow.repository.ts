@@ -58,6 +58,8 @@ export type NewWorkflow = Pick<
   WorkflowEntity,
   'type' | 'heroType' | 'heroId' | 'allowMultiple' | 'metadata'
 >;
+/** A workflow of a bulk start: its first step may be named at insert time. */
+export type NewBulkWorkflow = NewWorkflow & Partial<Pick<WorkflowEntity, 'nextStepName'>>;
 export type NewExecution = Pick<StepExecutionEntity, 'workflowId' | 'stepName' | 'scheduledFor'> &
   ExecutionChanges;
 export type NewSignal = Pick<SignalEntity, 'workflowId' | 'name' | 'idempotencyKey' | 'payload'>;
@@ -186,6 +188,35 @@ export abstract class WorkflowRepository {
     fields: NewExecution,
     id?: string,
   ): Promise<StepExecutionEntity>;
+
+  /**
+   * Of these heroes, those with an ongoing workflow of `type` that the one-ongoing-per-hero index
+   * covers (`allow_multiple` false), read under the transaction (a locking read where a
+   * consistent read could miss a committed row).
+   */
+  abstract ongoingHeroes(
+    tx: RepositoryTransaction,
+    type: string,
+    heroes: readonly HeroIdentity[],
+  ): Promise<HeroIdentity[]>;
+
+  /**
+   * Inserts the workflows in multi-row statements (`startMany()`, SPEC §16.7), resolving them in
+   * input order. `'error'`: a unique violation rejects. `'skip'`: a row the one-ongoing-per-hero
+   * index refuses (an ongoing workflow committed meanwhile, the index is the arbiter) is left out
+   * and its position resolves null.
+   */
+  abstract insertWorkflows(
+    tx: RepositoryTransaction,
+    rows: readonly NewBulkWorkflow[],
+    onConflict: 'error' | 'skip',
+  ): Promise<Array<WorkflowEntity | null>>;
+
+  /** Inserts the executions in multi-row statements, resolving them in input order. */
+  abstract insertExecutions(
+    tx: RepositoryTransaction,
+    rows: readonly NewExecution[],
+  ): Promise<StepExecutionEntity[]>;
 
   abstract updateWorkflow(
     tx: RepositoryTransaction,

@@ -35,6 +35,16 @@ export class JobDispatcher {
 
   /** Enqueues jobs of a committed library transaction; failures are reported, not thrown. */
   async flush(jobs: readonly StepJob[]): Promise<void> {
+    if (jobs.length > 1) {
+      try {
+        // One round trip per queue; should it fail, each job is tried on its own (an add of a
+        // job id the queue already holds is ignored), so one bad job loses no other.
+        await this.queue.addBulk(jobs);
+        return;
+      } catch {
+        // fall through
+      }
+    }
     for (const job of jobs) {
       try {
         await this.queue.add(job);

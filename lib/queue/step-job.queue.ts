@@ -7,4 +7,12 @@ import type { StepJob } from './step-job.interface';
 export abstract class StepJobQueue {
   /** Adds the job; an add whose job id the queue already holds is ignored. */
   abstract add(job: StepJob): Promise<void>;
+
+  /**
+   * Adds the jobs together (BullMQ: one `addBulk` per queue); an adapter without a bulk add adds
+   * them one by one, in order.
+   */
+  async addBulk(jobs: readonly StepJob[]): Promise<void> {
+    for (const job of jobs) await this.add(job);
+  }
 }

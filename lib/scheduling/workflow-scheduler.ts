@@ -117,6 +117,36 @@ export class WorkflowScheduler {
     return execution;
   }
 
+  /**
+   * `createExecution` for new workflows of a bulk start (SPEC §16.7), already inserted with
+   * `next_step_name` at `step`: no stray to sweep, the executions in one multi-row write, and one
+   * job each (flushed together after commit). Resolves the executions in input order.
+   */
+  async createExecutions(
+    uow: RepositoryTransaction,
+    workflows: readonly WorkflowEntity[],
+    definition: WorkflowDefinition,
+    step: StepDefinition,
+    waitMs: number | null,
+  ): Promise<StepExecutionEntity[]> {
+    if (workflows.length === 0) return [];
+    const jobOptions = workflows.map((workflow) =>
+      this.mergedJobOptions(definition, workflow, step),
+    );
+    const executions = await this.repository.insertExecutions(
+      uow,
+      workflows.map((workflow, index) => ({
+        workflowId: workflow.id,
+        stepName: step.name,
+        scheduledFor: this.dueTime(waitMs, jobOptions[index]),
+      })),
+    );
+    for (const [index, execution] of executions.entries()) {
+      await this.enqueue(uow, execution, jobOptions[index], execution.id);
+    }
+    return executions;
+  }
+
   /** `createExecution` without the enqueue. */
   private async insertExecution(
     uow: RepositoryTransaction,

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { describeValue } from '../common/input-guards';
 import { isUuid } from '../common/uuid';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
@@ -8,6 +9,7 @@ import type { WorkflowDefinition } from '../discovery/workflow-definition.interf
 import type { SignalEntity } from '../entities/signal.entity';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
+import { GenevaDriveError } from '../errors/geneva-drive.error';
 import { InvalidArgumentError } from '../errors/invalid-argument.error';
 import { StepConfigurationError } from '../errors/step-configuration.error';
 import { WorkflowAlreadyOngoingError } from '../errors/workflow-already-ongoing.error';
@@ -22,12 +24,44 @@ import type {
 import { inlineEnqueueStorage } from '../queue/inline-enqueue.context';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { SignalSender } from '../signals/signal-sender';
-import { WorkflowRepository } from '../ports/workflow.repository';
+import {
+  WorkflowRepository,
+  type HeroIdentity,
+  type NewBulkWorkflow,
+  type NewWorkflow,
+  type RepositoryTransaction,
+} from '../ports/workflow.repository';
 import { OperatorVerbs } from './operator-verbs';
 import { rejectUnknownKeys, startMetadata, validateListFilter } from './service-arguments';
 
 const START_OPTION_KEYS = ['hero', 'allowMultiple', 'metadata', 'stepJobOptions', 'manager'];
+/** A `startMany()` entry: `start()`'s options less `manager` (the call's `options.manager` is the one). */
+const START_MANY_ENTRY_KEYS = START_OPTION_KEYS.filter((key) => key !== 'manager');
+const START_MANY_OPTION_KEYS = ['manager', 'onConflict'];
+/** Entries per `startMany()` call (SPEC §16.7). */
+const MAX_START_MANY = 10_000;
+/** Heroes named in a conflict message before it says how many more. */
+const NAMED_HEROES = 20;
 const LIST_FILTER_KEYS = ['workflow', 'state', 'hero', 'ongoing', 'limit', 'offset'];
+function conflictMessage(
+  type: string,
+  ongoing: ReadonlyMap<string, HeroIdentity>,
+  duplicates: ReadonlyMap<string, HeroIdentity>,
+): string {
+  const list = (heroes: ReadonlyMap<string, HeroIdentity>) => {
+    const all = [...heroes.values()].map((hero) => `${hero.heroType} ${hero.heroId}`);
+    const named = all.slice(0, NAMED_HEROES).join(', ');
+    return all.length > NAMED_HEROES ? `${named} and ${all.length - NAMED_HEROES} more` : named;
+  };
+  const parts: string[] = [];
+  if (ongoing.size > 0) parts.push(`an ongoing ${type} already exists for ${list(ongoing)}`);
+  if (duplicates.size > 0) parts.push(`more than one entry is for ${list(duplicates)}`);
+  return (
+    `startMany() started nothing: ${parts.join('; ')}. ` +
+    "Pass onConflict: 'skip' to leave those entries out, or allowMultiple: true."
+  );
+}
+
 /** Starts, inspects and steers workflows (the verbs: OperatorVerbs). Inject it anywhere. */
 @Injectable()
 export class WorkflowService {
@@ -47,39 +81,17 @@ export class WorkflowService {
    * rejects with `WorkflowAlreadyOngoingError`.
    */
   async start(workflow: WorkflowRef, opts: StartOptions = {}): Promise<WorkflowEntity> {
-    rejectUnknownKeys(opts, START_OPTION_KEYS, 'start()');
     const definition = this.resolveRef(workflow, 'start()');
-    const identity =
-      opts.hero === undefined || opts.hero === null
-        ? null
-        : this.identifyHero(opts.hero, definition, 'start()');
-    if (opts.allowMultiple !== undefined && typeof opts.allowMultiple !== 'boolean') {
-      throw new InvalidArgumentError(
-        `start() allowMultiple must be a boolean, but was ${describeValue(opts.allowMultiple)}.`,
-      );
-    }
-    const metadata: Record<string, unknown> = { ...startMetadata(opts.metadata) };
-    if (opts.stepJobOptions !== undefined && opts.stepJobOptions !== null) {
-      metadata.stepJobOptions = validateStepJobOptions(
-        opts.stepJobOptions,
-        `${definition.name} instance stepJobOptions (start)`,
-      );
-    }
+    const fields = this.validatedStart(opts, definition, START_OPTION_KEYS, 'start()');
     return this.repository.transaction(
       async (uow) => {
         let created: WorkflowEntity;
         try {
-          created = await this.repository.insertWorkflow(uow, {
-            type: definition.name,
-            heroType: identity?.heroType ?? null,
-            heroId: identity?.heroId ?? null,
-            allowMultiple: opts.allowMultiple ?? false,
-            metadata: Object.keys(metadata).length > 0 ? metadata : null,
-          });
+          created = await this.repository.insertWorkflow(uow, fields);
         } catch (error) {
           if (!this.repository.isUniqueViolation(error)) throw error;
           throw new WorkflowAlreadyOngoingError(
-            `An ongoing ${definition.name} already exists for ${identity?.heroType} ${identity?.heroId}. ` +
+            `An ongoing ${definition.name} already exists for ${fields.heroType} ${fields.heroId}. ` +
               'Wait for it to finish, cancel it, or pass allowMultiple: true.',
           );
         }
@@ -93,6 +105,57 @@ export class WorkflowService {
         return created;
       },
       { caller: opts.manager },
+    );
+  }
+
+  /**
+   * Starts many workflows of one type (SPEC §16.7): every entry validated as `start()` validates
+   * (an entry's own `manager` is refused: the call's `options.manager` is the transaction), then
+   * one transaction with multi-row writes and one bulk enqueue after commit (after the caller's
+   * commit with `manager`). Resolves the workflows in input order. `onConflict: 'error'` (the
+   * default) rejects with `WorkflowAlreadyOngoingError` naming every hero that has an ongoing
+   * workflow of this type or appears twice in `starts` (entries with `allowMultiple: true` never
+   * conflict), and writes nothing; `'skip'` leaves those entries out (null at their positions; of
+   * duplicates in the call, the first wins). At most 10,000 entries.
+   */
+  async startMany(
+    workflow: WorkflowRef,
+    starts: StartOptions[],
+    options: { manager?: EntityManager; onConflict?: 'error' | 'skip' } = {},
+  ): Promise<Array<WorkflowEntity | null>> {
+    rejectUnknownKeys(options, START_MANY_OPTION_KEYS, 'startMany()');
+    const onConflict = options.onConflict ?? 'error';
+    if (onConflict !== 'error' && onConflict !== 'skip') {
+      throw new InvalidArgumentError(
+        `startMany() onConflict must be 'error' or 'skip', but was ${describeValue(onConflict)}.`,
+      );
+    }
+    const definition = this.resolveRef(workflow, 'startMany()');
+    if (!Array.isArray(starts)) {
+      throw new InvalidArgumentError(
+        `startMany() takes an array of start options, but got ${describeValue(starts)}.`,
+      );
+    }
+    if (starts.length > MAX_START_MANY) {
+      throw new InvalidArgumentError(
+        `startMany() takes at most ${MAX_START_MANY} entries per call, but got ${starts.length}: split them into several calls.`,
+      );
+    }
+    const entries = starts.map((opts: unknown, index) => {
+      const method = `startMany() starts[${index}]`;
+      try {
+        return this.validatedStart(opts, definition, START_MANY_ENTRY_KEYS, method);
+      } catch (error) {
+        if (error instanceof GenevaDriveError && !error.message.startsWith(method)) {
+          error.message = `${method}: ${error.message}`;
+        }
+        throw error;
+      }
+    });
+    if (entries.length === 0) return [];
+    return this.repository.transaction(
+      (uow) => this.insertMany(uow, definition, entries, onConflict),
+      { caller: options.manager },
     );
   }
 
@@ -231,6 +294,107 @@ export class WorkflowService {
       );
     }
     return inlineEnqueueStorage.run(true, fn);
+  }
+
+  /**
+   * The one validation of a start entry (`start()` and every entry of `startMany()`): known keys,
+   * hero, allowMultiple, metadata and instance step job options, into the row to insert.
+   */
+  private validatedStart(
+    opts: unknown,
+    definition: WorkflowDefinition,
+    allowedKeys: string[],
+    method: string,
+  ): NewWorkflow {
+    rejectUnknownKeys(opts as object, allowedKeys, method);
+    const start = opts as StartOptions;
+    const identity =
+      start.hero === undefined || start.hero === null
+        ? null
+        : this.identifyHero(start.hero, definition, method);
+    if (start.allowMultiple !== undefined && typeof start.allowMultiple !== 'boolean') {
+      throw new InvalidArgumentError(
+        `${method} allowMultiple must be a boolean, but was ${describeValue(start.allowMultiple)}.`,
+      );
+    }
+    const metadata: Record<string, unknown> = { ...startMetadata(start.metadata) };
+    if (start.stepJobOptions !== undefined && start.stepJobOptions !== null) {
+      metadata.stepJobOptions = validateStepJobOptions(
+        start.stepJobOptions,
+        `${definition.name} instance stepJobOptions (start)`,
+      );
+    }
+    return {
+      type: definition.name,
+      heroType: identity?.heroType ?? null,
+      heroId: identity?.heroId ?? null,
+      allowMultiple: start.allowMultiple ?? false,
+      metadata: Object.keys(metadata).length > 0 ? metadata : null,
+    };
+  }
+
+  /** The body of `startMany()`'s transaction: conflicts, multi-row inserts, first executions. */
+  private async insertMany(
+    uow: RepositoryTransaction,
+    definition: WorkflowDefinition,
+    entries: readonly NewWorkflow[],
+    onConflict: 'error' | 'skip',
+  ): Promise<Array<WorkflowEntity | null>> {
+    const keyOf = (hero: HeroIdentity) => `${hero.heroType}\u001f${hero.heroId}`;
+    // Only rows the one-ongoing-per-hero index covers can conflict.
+    const covered = (entry: NewWorkflow): entry is NewWorkflow & HeroIdentity =>
+      !entry.allowMultiple && entry.heroType !== null && entry.heroId !== null;
+    const seen = new Set<string>();
+    const duplicates = new Map<string, HeroIdentity>();
+    const heroes: HeroIdentity[] = [];
+    for (const entry of entries) {
+      if (!covered(entry)) continue;
+      const key = keyOf(entry);
+      if (seen.has(key)) duplicates.set(key, entry);
+      else {
+        seen.add(key);
+        heroes.push({ heroType: entry.heroType, heroId: entry.heroId });
+      }
+    }
+    const ongoing = new Map<string, HeroIdentity>();
+    for (const hero of await this.repository.ongoingHeroes(uow, definition.name, heroes)) {
+      ongoing.set(keyOf(hero), hero);
+    }
+    if (onConflict === 'error' && (ongoing.size > 0 || duplicates.size > 0)) {
+      throw new WorkflowAlreadyOngoingError(conflictMessage(definition.name, ongoing, duplicates));
+    }
+    const first = definition.steps.nextAfter(null);
+    const included: number[] = [];
+    const rows: NewBulkWorkflow[] = [];
+    const taken = new Set<string>();
+    entries.forEach((entry, index) => {
+      if (covered(entry)) {
+        const key = keyOf(entry);
+        if (ongoing.has(key) || taken.has(key)) return;
+        taken.add(key);
+      }
+      included.push(index);
+      rows.push({ ...entry, nextStepName: first?.name ?? null });
+    });
+    let inserted: Array<WorkflowEntity | null>;
+    try {
+      inserted = await this.repository.insertWorkflows(uow, rows, onConflict);
+    } catch (error) {
+      if (!this.repository.isUniqueViolation(error)) throw error;
+      throw new WorkflowAlreadyOngoingError(
+        `An ongoing ${definition.name} was started meanwhile for one of the heroes of this startMany() call; nothing was started. ` +
+          "Retry, or pass onConflict: 'skip'.",
+      );
+    }
+    const results: Array<WorkflowEntity | null> = entries.map(() => null);
+    inserted.forEach((row, position) => (results[included[position]] = row));
+    const created = inserted.filter((row): row is WorkflowEntity => row !== null);
+    if (first) await this.scheduler.createExecutions(uow, created, definition, first, first.waitMs);
+    else for (const row of created) await this.scheduler.finishWorkflow(uow, row);
+    this.logger.log(
+      `${definition.name}: created ${created.length} workflow(s) with startMany() (${entries.length - created.length} skipped), ${definition.steps.runnable.length} step(s) defined`,
+    );
+    return results;
   }
 
   private async load(workflow: WorkflowLike, method: string): Promise<WorkflowEntity> {

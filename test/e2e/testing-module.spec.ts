@@ -204,6 +204,23 @@ describe.each<Database>(DATABASES)('GenevaDriveTestingModule on %s', (database) 
     expect(t.journal.entries).toEqual(['createAccount:ada@example.com', 'sendWelcome', 'activate']);
   });
 
+  it('startMany records one job per workflow (the in-process queue adds them in order) and speedrunWorkflow runs each', async () => {
+    const heroes = [await t.customer('a@example.com'), await t.customer('b@example.com')];
+    const created = await t.service.startMany(
+      SignupWorkflow,
+      heroes.map((hero) => ({ hero })),
+    );
+    expect(created.map((row) => row?.heroId)).toEqual(heroes.map((hero) => String(hero.id)));
+    for (const workflow of created) {
+      const [first] = await t.service.executionHistory(workflow!);
+      expect(await t.jobsOf(workflow!)).toEqual([
+        { jobId: first.id, stepExecutionId: first.id, queue: 'geneva-drive', delay: 0 },
+      ]);
+      expect((await t.helper.speedrunWorkflow(workflow!)).state).toBe('finished');
+    }
+    expect(t.journal.entries.filter((entry) => entry === 'activate')).toHaveLength(2);
+  });
+
   it('records a re-enqueue under its new job id and ignores a job id it already holds', async () => {
     const workflow = await t.service.start(SignupWorkflow, { hero: await t.customer() });
     const [first] = await t.service.executionHistory(workflow);

@@ -36,17 +36,21 @@ export class BullmqStepJobQueue
   }
 
   async add(job: StepJob): Promise<void> {
-    await this.queueNamed(job.queue).add(
-      job.kind === 'expireWait' ? EXPIRE_WAIT_JOB_NAME : PERFORM_STEP_JOB_NAME,
-      { stepExecutionId: job.stepExecutionId, workflowId: job.workflowId } satisfies StepJobData,
-      {
-        jobId: job.jobId,
-        delay: job.delay,
-        priority: job.priority,
-        removeOnComplete: { age: 86_400, count: 10_000 },
-        removeOnFail: { age: 604_800 },
-      },
-    );
+    const { name, data, opts } = bullmqJob(job);
+    await this.queueNamed(job.queue).add(name, data, opts);
+  }
+
+  /** One `addBulk` (one Redis round trip, atomic) per queue the jobs go to. */
+  override async addBulk(jobs: readonly StepJob[]): Promise<void> {
+    const byQueue = new Map<string, StepJob[]>();
+    for (const job of jobs) {
+      const group = byQueue.get(job.queue) ?? [];
+      group.push(job);
+      byQueue.set(job.queue, group);
+    }
+    for (const [queue, group] of byQueue) {
+      await this.queueNamed(queue).addBulk(group.map(bullmqJob));
+    }
   }
 
   async jobPresence(
@@ -128,6 +132,21 @@ export class BullmqStepJobQueue
     }
     return queue;
   }
+}
+
+/** A step job as BullMQ takes it. */
+function bullmqJob(job: StepJob) {
+  return {
+    name: job.kind === 'expireWait' ? EXPIRE_WAIT_JOB_NAME : PERFORM_STEP_JOB_NAME,
+    data: { stepExecutionId: job.stepExecutionId, workflowId: job.workflowId } satisfies StepJobData,
+    opts: {
+      jobId: job.jobId,
+      delay: job.delay,
+      priority: job.priority,
+      removeOnComplete: { age: 86_400, count: 10_000 },
+      removeOnFail: { age: 604_800 },
+    },
+  };
 }
 
 /** Resolves once the queue's connection is ready, or after at most 2 s (Redis unreachable). */

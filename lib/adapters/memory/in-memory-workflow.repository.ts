@@ -18,6 +18,7 @@ import {
   WorkflowRepository,
   type ExecutionChanges,
   type HeroIdentity,
+  type NewBulkWorkflow,
   type NewExecution,
   type NewSignal,
   type NewWorkflow,
@@ -555,6 +556,60 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     const execution = newExecutionRow(id, fields, now);
     await this.insertRow(own, 'executions', this.encode('executions', execution));
     return execution;
+  }
+
+  ongoingHeroes(
+    tx: RepositoryTransaction,
+    type: string,
+    heroes: readonly HeroIdentity[],
+  ): Promise<HeroIdentity[]> {
+    const own = this.own(tx);
+    return statement(() => {
+      const wanted = new Set(heroes.map((hero) => JSON.stringify([hero.heroType, hero.heroId])));
+      return this.select(
+        own,
+        'workflows',
+        (row) =>
+          row.type === type &&
+          row.allowMultiple !== true &&
+          ONGOING_WORKFLOW_STATES.includes(row.state as WorkflowState) &&
+          wanted.has(JSON.stringify([row.heroType, row.heroId])),
+      ).map((row) => ({ heroType: row.heroType as string, heroId: row.heroId as string }));
+    });
+  }
+
+  /** As the TypeORM adapter: row by row here, `'skip'` as ON CONFLICT DO NOTHING. */
+  async insertWorkflows(
+    tx: RepositoryTransaction,
+    rows: readonly NewBulkWorkflow[],
+    onConflict: 'error' | 'skip',
+  ): Promise<Array<WorkflowEntity | null>> {
+    const own = this.own(tx);
+    const now = this.clock();
+    const results: Array<WorkflowEntity | null> = [];
+    for (const fields of rows) {
+      const workflow = newWorkflowRow(uuidv7(), fields, now);
+      const inserted = await this.insertRow(own, 'workflows', this.encode('workflows', workflow), {
+        onConflictDoNothing: onConflict === 'skip',
+      });
+      results.push(inserted ? workflow : null);
+    }
+    return results;
+  }
+
+  async insertExecutions(
+    tx: RepositoryTransaction,
+    rows: readonly NewExecution[],
+  ): Promise<StepExecutionEntity[]> {
+    const own = this.own(tx);
+    const now = this.clock();
+    const executions: StepExecutionEntity[] = [];
+    for (const fields of rows) {
+      const execution = newExecutionRow(uuidv7(), fields, now);
+      await this.insertRow(own, 'executions', this.encode('executions', execution));
+      executions.push(execution);
+    }
+    return executions;
   }
 
   async updateWorkflow(

@@ -10,6 +10,7 @@ import type { WorkflowState } from '../../interfaces/states.interface';
 import {
   WorkflowRepository,
   type ExecutionChanges,
+  type NewBulkWorkflow,
   type NewExecution,
   type NewSignal,
   type NewWorkflow,
@@ -193,6 +194,29 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     id?: string,
   ): Promise<StepExecutionEntity> {
     return this.rows.insertExecution(uow(tx), fields, id);
+  }
+
+  ongoingHeroes(
+    tx: RepositoryTransaction,
+    type: string,
+    heroes: readonly HeroIdentity[],
+  ): Promise<HeroIdentity[]> {
+    return this.rows.ongoingHeroes(uow(tx), type, heroes);
+  }
+
+  insertWorkflows(
+    tx: RepositoryTransaction,
+    rows: readonly NewBulkWorkflow[],
+    onConflict: 'error' | 'skip',
+  ): Promise<Array<WorkflowEntity | null>> {
+    return this.rows.insertWorkflows(uow(tx), rows, onConflict);
+  }
+
+  insertExecutions(
+    tx: RepositoryTransaction,
+    rows: readonly NewExecution[],
+  ): Promise<StepExecutionEntity[]> {
+    return this.rows.insertExecutions(uow(tx), rows);
   }
 
   updateWorkflow(

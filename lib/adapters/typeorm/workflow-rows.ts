@@ -3,16 +3,50 @@ import { In, type EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
-import { ACTIVE_EXECUTION_STATES } from '../../common/states';
+import { ACTIVE_EXECUTION_STATES, ONGOING_WORKFLOW_STATES } from '../../common/states';
+import type { HeroIdentity, NewBulkWorkflow } from '../../ports/workflow.repository';
 import { ExecutionColumns } from './execution-columns';
 import type { UnitOfWork } from './unit-of-work';
 import { newExecutionRow, newWorkflowRow } from '../../entities/new-rows';
 import type { PartialRow } from './partial-row';
+import { isUniqueViolation } from './sql-dialect';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
 type ExecutionChanges = Partial<
   Omit<StepExecutionEntity, 'id' | 'workflowId' | 'createdAt' | 'updatedAt'>
 >;
+
+/**
+ * Rows per multi-row INSERT of a bulk start: bound parameters stay far below every driver's limit
+ * (SQLite's 32,766, PostgreSQL's and MySQL's 65,535), and TypeORM's query builder, whose cost per
+ * parameter grows with the parameters already set, stays quick (a few thousand parameters at most).
+ */
+const WORKFLOWS_PER_INSERT = 250;
+const EXECUTIONS_PER_INSERT = 125;
+const HERO_IDS_PER_READ = 1_000;
+
+/**
+ * The properties some row sets to a value: a multi-row INSERT leaves the others out, so they take
+ * their NULL default, and TypeORM's builder handles fewer parameters.
+ */
+function setProperties(rows: readonly object[], properties: readonly string[]): string[] {
+  return properties.filter((property) =>
+    rows.some((row) => {
+      const value = (row as Record<string, unknown>)[property];
+      return value !== null && value !== undefined;
+    }),
+  );
+}
+
+function compareHeroes(a: WorkflowEntity, b: WorkflowEntity): number {
+  const left = `${a.heroType ?? ''}\u001f${a.heroId ?? ''}`;
+  const right = `${b.heroType ?? ''}\u001f${b.heroId ?? ''}`;
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+function heroKey(hero: HeroIdentity): string {
+  return `${hero.heroType}\u001f${hero.heroId}`;
+}
 
 /**
  * Row-level reads and writes of workflows and step executions. Locking reads take `FOR UPDATE`
@@ -142,6 +176,139 @@ export class WorkflowRows {
         .updateEntity(false)
         .execute();
     return execution;
+  }
+
+  /**
+   * Inserts the workflows (`startMany()`) in multi-row INSERTs of at most WORKFLOWS_PER_INSERT
+   * rows, resolving them in input order. `'skip'`: each INSERT runs in a savepoint; when the
+   * one-ongoing-per-hero index refuses it (a workflow committed meanwhile: the index is the
+   * arbiter, the INSERT waits for a concurrent uncommitted one), it is rolled back, the heroes
+   * now ongoing are read again and left out, and the rest is inserted again.
+   */
+  async insertWorkflows(
+    uow: UnitOfWork,
+    fields: readonly NewBulkWorkflow[],
+    onConflict: 'error' | 'skip',
+  ): Promise<Array<WorkflowEntity | null>> {
+    const now = new Date();
+    const workflows = fields.map((row) => newWorkflowRow(uuidv7(), row, now));
+    const results: Array<WorkflowEntity | null> = [...workflows];
+    const manager = await uow.manager();
+    const columns = setProperties(
+      workflows,
+      manager.connection.getMetadata(WorkflowEntity).columns.map((column) => column.propertyName),
+    );
+    const insert = (target: EntityManager, rows: readonly WorkflowEntity[]) =>
+      target
+        .createQueryBuilder()
+        .insert()
+        .into(WorkflowEntity, columns)
+        .values(rows.map((row) => ({ ...row })) as PartialRow<WorkflowEntity>[])
+        .updateEntity(false)
+        .execute();
+    // Rows go in in hero order, so two bulk starts naming the same heroes wait for each other's
+    // index entries in one order and never deadlock; the ids keep the input order.
+    const inHeroOrder = workflows
+      .map((_, position) => position)
+      .sort((a, b) => compareHeroes(workflows[a], workflows[b]));
+    for (let start = 0; start < inHeroOrder.length; start += WORKFLOWS_PER_INSERT) {
+      const positions = inHeroOrder.slice(start, start + WORKFLOWS_PER_INSERT);
+      if (onConflict === 'error') {
+        await insert(
+          manager,
+          positions.map((position) => workflows[position]),
+        );
+        continue;
+      }
+      let remaining = positions;
+      for (;;) {
+        if (remaining.length === 0) break;
+        const rows = remaining.map((position) => workflows[position]);
+        try {
+          await manager.transaction((savepoint) => insert(savepoint, rows));
+          break;
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+          const ongoing = await this.ongoingHeroes(
+            uow,
+            rows[0].type,
+            rows.filter((row) => !row.allowMultiple && row.heroId !== null) as HeroIdentity[],
+          );
+          if (ongoing.length === 0) throw error;
+          const refused = new Set(ongoing.map(heroKey));
+          remaining = remaining.filter((position) => {
+            const row = workflows[position];
+            if (row.allowMultiple || row.heroId === null || !refused.has(heroKey(row as HeroIdentity)))
+              return true;
+            results[position] = null;
+            return false;
+          });
+        }
+      }
+    }
+    return results;
+  }
+
+  /** Inserts the executions in multi-row INSERTs of at most EXECUTIONS_PER_INSERT rows. */
+  async insertExecutions(
+    uow: UnitOfWork,
+    fields: readonly (Pick<StepExecutionEntity, 'workflowId' | 'stepName' | 'scheduledFor'> &
+      ExecutionChanges)[],
+  ): Promise<StepExecutionEntity[]> {
+    const now = new Date();
+    const executions = fields.map((row) => newExecutionRow(uuidv7(), row, now));
+    const manager = await uow.manager();
+    const properties = setProperties(executions, this.columns.properties());
+    for (let start = 0; start < executions.length; start += EXECUTIONS_PER_INSERT) {
+      await manager
+        .createQueryBuilder()
+        .insert()
+        .into(StepExecutionEntity, properties)
+        .values(
+          executions
+            .slice(start, start + EXECUTIONS_PER_INSERT)
+            .map((row) => this.columns.writable(row)) as PartialRow<StepExecutionEntity>[],
+        )
+        .updateEntity(false)
+        .execute();
+    }
+    return executions;
+  }
+
+  /**
+   * Of these heroes, those with an ongoing workflow of `type` under the one-ongoing-per-hero
+   * index; a locking read where the unit of work asks for it (MariaDB/MySQL).
+   */
+  async ongoingHeroes(
+    uow: UnitOfWork,
+    type: string,
+    heroes: readonly HeroIdentity[],
+  ): Promise<HeroIdentity[]> {
+    const idsByType = new Map<string, string[]>();
+    for (const hero of heroes) {
+      const ids = idsByType.get(hero.heroType) ?? [];
+      ids.push(hero.heroId);
+      idsByType.set(hero.heroType, ids);
+    }
+    const manager = await uow.manager();
+    const found: HeroIdentity[] = [];
+    for (const [heroType, ids] of idsByType) {
+      for (let start = 0; start < ids.length; start += HERO_IDS_PER_READ) {
+        const query = manager
+          .createQueryBuilder(WorkflowEntity, 'workflow')
+          .select(['workflow.id', 'workflow.heroType', 'workflow.heroId'])
+          .where('workflow.type = :type', { type })
+          .andWhere('workflow.heroType = :heroType', { heroType })
+          .andWhere('workflow.heroId IN (:...ids)', { ids: ids.slice(start, start + HERO_IDS_PER_READ) })
+          .andWhere('workflow.state IN (:...states)', { states: ONGOING_WORKFLOW_STATES })
+          .andWhere('workflow.allowMultiple = :allowMultiple', { allowMultiple: false });
+        if (uow.lockingReads) query.setLock('pessimistic_write');
+        for (const row of await query.getMany()) {
+          found.push({ heroType: row.heroType!, heroId: row.heroId! });
+        }
+      }
+    }
+    return found;
   }
 
   /**

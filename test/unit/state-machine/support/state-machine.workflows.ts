@@ -192,8 +192,13 @@ export class TwoApprovalsWorkflow {
 }
 
 /** Every workflow of this directory's tests. */
+/** No step at all: `start()` and `startMany()` finish it at once. */
+@Workflow({ hero: () => Customer })
+export class StepLessWorkflow {}
+
 export const STATE_MACHINE_WORKFLOWS = [
   LinearWorkflow,
+  StepLessWorkflow,
   GravestoneWorkflow,
   PausingPolicyWorkflow,
   CancelingPolicyWorkflow,

@@ -1,0 +1,67 @@
+/**
+ * `npm run bench:start-many`: workflows started per second with `startMany()` (BENCH_START_MANY
+ * workflows, default 10,000, in calls of BENCH_START_MANY_BATCH, default 1,000) against a loop of
+ * `start()` (BENCH_START_LOOP, default 1,000, one after the other), on a real app (PostgreSQL +
+ * BullMQ, no worker: only the starts and their enqueues are measured). Every workflow has its own
+ * hero, so the one-ongoing-per-hero checks run. One JSON line: both rates and their ratio (target
+ * ≥ 20×), medians over BENCH_RUNS runs (default 3).
+ */
+import { performance } from 'node:perf_hooks';
+import { chainWorkflow } from './support/bench.workflows';
+import { createOrders } from './support/dataset';
+import { bootEngine } from './support/engine';
+import { envInteger, runCount } from './support/env';
+import { runBenchmark } from './support/main';
+import { emit, repeatRuns } from './support/result';
+
+const BULK = envInteger('BENCH_START_MANY', 10_000);
+const BATCH = envInteger('BENCH_START_MANY_BATCH', 1_000);
+const LOOP = envInteger('BENCH_START_LOOP', 1_000);
+const StartManyWorkflow = chainWorkflow('StartManyBenchWorkflow', 2, null);
+
+runBenchmark(async () => {
+  const harness = await bootEngine({ workflows: [StartManyWorkflow], worker: false });
+  try {
+    const service = harness.service;
+    const loop = async (count: number) => {
+      const heroes = await createOrders(harness.dataSource, count);
+      const started = performance.now();
+      for (const hero of heroes) await service.start(StartManyWorkflow, { hero });
+      return count / ((performance.now() - started) / 1000);
+    };
+    const bulk = async (count: number, batch: number) => {
+      const heroes = await createOrders(harness.dataSource, count);
+      const started = performance.now();
+      for (let i = 0; i < heroes.length; i += batch) {
+        const created = await service.startMany(
+          StartManyWorkflow,
+          heroes.slice(i, i + batch).map((hero) => ({ hero })),
+        );
+        if (created.some((row) => row === null)) throw new Error('startMany left a workflow out');
+      }
+      return count / ((performance.now() - started) / 1000);
+    };
+    // Unmeasured: JIT warm-up and the pool's first connections.
+    await loop(Math.min(LOOP, 100));
+    await bulk(Math.min(BULK, BATCH), BATCH);
+    const runs = await repeatRuns(runCount(), async () => {
+      const startPerSecond = await loop(LOOP);
+      const startManyPerSecond = await bulk(BULK, BATCH);
+      return {
+        startPerSecond: Math.round(startPerSecond),
+        startManyPerSecond: Math.round(startManyPerSecond),
+        ratio: Math.round((startManyPerSecond / startPerSecond) * 10) / 10,
+      };
+    });
+    const result = await emit(
+      'start-many',
+      { startMany: BULK, batch: BATCH, startLoop: LOOP },
+      runs,
+    );
+    process.stderr.write(
+      `start-many: ${result.metrics.startManyPerSecond}/s with startMany vs ${result.metrics.startPerSecond}/s with start(): ${result.metrics.ratio}× (target ≥ 20×)\n`,
+    );
+  } finally {
+    await harness.close();
+  }
+});
