@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { describeValue } from '../common/input-guards';
+import { retryTransientDatabaseErrors } from '../common/transient-database-error';
 import { isUuid } from '../common/uuid';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
 import { workflowIdOf, workflowNotFound } from '../common/workflow-like';
@@ -34,6 +35,8 @@ import {
 import { OperatorVerbs } from './operator-verbs';
 import { rejectUnknownKeys, startMetadata, validateListFilter } from './service-arguments';
 
+/** Waits before running a bulk start again after a lost deadlock or connection. */
+const START_MANY_RETRY_DELAYS_MS = [50, 200, 500, 1_000] as const;
 const START_OPTION_KEYS = ['hero', 'allowMultiple', 'metadata', 'stepJobOptions', 'manager'];
 /** A `startMany()` entry: `start()`'s options less `manager` (the call's `options.manager` is the one). */
 const START_MANY_ENTRY_KEYS = START_OPTION_KEYS.filter((key) => key !== 'manager');
@@ -153,10 +156,15 @@ export class WorkflowService {
       }
     });
     if (entries.length === 0) return [];
-    return this.repository.transaction(
-      (uow) => this.insertMany(uow, definition, entries, onConflict),
-      { caller: options.manager },
-    );
+    const run = () =>
+      this.repository.transaction((uow) => this.insertMany(uow, definition, entries, onConflict), {
+        caller: options.manager,
+      });
+    // Two bulk inserts over the same heroes can deadlock on the unique index (InnoDB's insert
+    // intention locks): the loser rolled back, wrote nothing and enqueued nothing, so it runs
+    // again. Inside a caller's transaction the error is the caller's (that transaction is lost).
+    if (options.manager) return run();
+    return retryTransientDatabaseErrors(run, START_MANY_RETRY_DELAYS_MS);
   }
 
   /**
