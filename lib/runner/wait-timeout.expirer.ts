@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { retryTransientDatabaseErrors } from '../common/transient-database-error';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import { SignalWaitTimeoutError } from '../errors/signal-wait-timeout.error';
@@ -9,6 +10,9 @@ import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { StepContextImpl } from './step-context';
 import { StepFinalizer, type FinalizeOutcome } from './step-finalizer';
 import { signalNameOf, StepPreparer } from './step-preparer';
+
+/** The waits before the timeout's transaction runs again after a transient database error. */
+const RETRY_DELAYS_MS = [100, 400, 1_000, 2_500] as const;
 
 /** What `expire()` did. */
 export type WaitExpiry =
@@ -46,7 +50,22 @@ export class WaitTimeoutExpirer {
     executionId: string,
     options: { force?: boolean } = {},
   ): Promise<WaitExpiry> {
-    const { expiry, outcome } = await this.repository.transaction(async (uow) => {
+    // Fenced by the rows' state under their locks, so safe to run again after any transient
+    // error, a connection lost at COMMIT included (a second run finds the timeout fired).
+    const { expiry, outcome } = await retryTransientDatabaseErrors(
+      () => this.fire(workflowId, executionId, options),
+      RETRY_DELAYS_MS,
+    );
+    if (outcome?.report) await this.errors.report(outcome.report.error, outcome.report.context);
+    return expiry;
+  }
+
+  private fire(
+    workflowId: string,
+    executionId: string,
+    options: { force?: boolean },
+  ): Promise<{ expiry: WaitExpiry; outcome: FinalizeOutcome | null }> {
+    return this.repository.transaction(async (uow) => {
       const { workflow, execution } = await this.repository.lockForStep(
         uow,
         workflowId,
@@ -60,7 +79,8 @@ export class WaitTimeoutExpirer {
       const step = definition?.steps.named(execution.stepName);
       // An unknown class or step is the step job's to report, when the workflow runs on; a step
       // whose timeout was removed from the code since it parked waits unbounded.
-      if (!definition || !step || step.kind === 'removed' || step.timeoutMs === null) return ignored;
+      if (!definition || !step || step.kind === 'removed' || step.timeoutMs === null)
+        return ignored;
       if (!options.force && deadline.getTime() > Date.now()) {
         await this.scheduler.armWaitTimeout(uow, workflow, definition, execution);
         return { expiry: { kind: 'notDue' as const, execution }, outcome: null };
@@ -102,7 +122,5 @@ export class WaitTimeoutExpirer {
       });
       return { expiry: { kind: 'fired' as const, execution }, outcome: applied };
     });
-    if (outcome?.report) await this.errors.report(outcome.report.error, outcome.report.context);
-    return expiry;
   }
 }

@@ -88,10 +88,7 @@ export class WorkflowRunner {
         ? data.workflowId
         : (await this.repository.findExecution(stepExecutionId))?.workflowId;
     if (!workflowId) return this.ignoreUnknown(stepExecutionId);
-    await retryTransientDatabaseErrors(
-      () => this.expirer.expire(workflowId, stepExecutionId),
-      RETRY_DELAYS_MS,
-    );
+    await this.expirer.expire(workflowId, stepExecutionId);
   }
 
   /**

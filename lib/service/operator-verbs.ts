@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { describeValue } from '../common/input-guards';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
+import {
+  LOCK_CONFLICT_RETRY_DELAYS_MS,
+  retryLockConflicts,
+} from '../common/transient-database-error';
 import { isUuid } from '../common/uuid';
 import { workflowIdOf, workflowNotFound } from '../common/workflow-like';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
@@ -277,12 +281,16 @@ export class OperatorVerbs {
   ): Promise<WorkflowEntity> {
     const id = workflowIdOf(workflow, method);
     if (!isUuid(id)) throw workflowNotFound(id);
-    return this.repository.transaction(async (uow) => {
-      const locked = await this.repository.lockWorkflow(uow, id);
-      if (!locked) throw workflowNotFound(id);
-      await verb(uow, locked, this.registry.resolve(locked.type));
-      return locked;
-    });
+    return retryLockConflicts(
+      () =>
+        this.repository.transaction(async (uow) => {
+          const locked = await this.repository.lockWorkflow(uow, id);
+          if (!locked) throw workflowNotFound(id);
+          await verb(uow, locked, this.registry.resolve(locked.type));
+          return locked;
+        }),
+      LOCK_CONFLICT_RETRY_DELAYS_MS,
+    );
   }
 
   private async loadHero(

@@ -1,7 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { describeValue } from '../common/input-guards';
-import { retryTransientDatabaseErrors } from '../common/transient-database-error';
+import {
+  LOCK_CONFLICT_RETRY_DELAYS_MS,
+  retryLockConflicts,
+} from '../common/transient-database-error';
 import { isUuid } from '../common/uuid';
 import { validateStepJobOptions } from '../common/step-job-options.validator';
 import { workflowIdOf, workflowNotFound } from '../common/workflow-like';
@@ -35,8 +38,6 @@ import {
 import { OperatorVerbs } from './operator-verbs';
 import { rejectUnknownKeys, startMetadata, validateListFilter } from './service-arguments';
 
-/** Waits before running a bulk start again after a lost deadlock or connection. */
-const START_MANY_RETRY_DELAYS_MS = [50, 200, 500, 1_000] as const;
 const START_OPTION_KEYS = ['hero', 'allowMultiple', 'metadata', 'stepJobOptions', 'manager'];
 /** A `startMany()` entry: `start()`'s options less `manager` (the call's `options.manager` is the one). */
 const START_MANY_ENTRY_KEYS = START_OPTION_KEYS.filter((key) => key !== 'manager');
@@ -86,29 +87,32 @@ export class WorkflowService {
   async start(workflow: WorkflowRef, opts: StartOptions = {}): Promise<WorkflowEntity> {
     const definition = this.resolveRef(workflow, 'start()');
     const fields = this.validatedStart(opts, definition, START_OPTION_KEYS, 'start()');
-    return this.repository.transaction(
-      async (uow) => {
-        let created: WorkflowEntity;
-        try {
-          created = await this.repository.insertWorkflow(uow, fields);
-        } catch (error) {
-          if (!this.repository.isUniqueViolation(error)) throw error;
-          throw new WorkflowAlreadyOngoingError(
-            `An ongoing ${definition.name} already exists for ${fields.heroType} ${fields.heroId}. ` +
-              'Wait for it to finish, cancel it, or pass allowMultiple: true.',
+    const run = () =>
+      this.repository.transaction(
+        async (uow) => {
+          let created: WorkflowEntity;
+          try {
+            created = await this.repository.insertWorkflow(uow, fields);
+          } catch (error) {
+            if (!this.repository.isUniqueViolation(error)) throw error;
+            throw new WorkflowAlreadyOngoingError(
+              `An ongoing ${definition.name} already exists for ${fields.heroType} ${fields.heroId}. ` +
+                'Wait for it to finish, cancel it, or pass allowMultiple: true.',
+            );
+          }
+          const first = definition.steps.nextAfter(null);
+          if (first)
+            await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
+          else await this.scheduler.finishWorkflow(uow, created);
+          this.logger.log(
+            `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
           );
-        }
-        const first = definition.steps.nextAfter(null);
-        if (first)
-          await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
-        else await this.scheduler.finishWorkflow(uow, created);
-        this.logger.log(
-          `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
-        );
-        return created;
-      },
-      { caller: opts.manager },
-    );
+          return created;
+        },
+        { caller: opts.manager },
+      );
+    // A start that lost a deadlock (the unique index against a concurrent start) wrote nothing.
+    return opts.manager ? run() : retryLockConflicts(run, LOCK_CONFLICT_RETRY_DELAYS_MS);
   }
 
   /**
@@ -161,10 +165,8 @@ export class WorkflowService {
         caller: options.manager,
       });
     // Two bulk inserts over the same heroes can deadlock on the unique index (InnoDB's insert
-    // intention locks): the loser rolled back, wrote nothing and enqueued nothing, so it runs
-    // again. Inside a caller's transaction the error is the caller's (that transaction is lost).
-    if (options.manager) return run();
-    return retryTransientDatabaseErrors(run, START_MANY_RETRY_DELAYS_MS);
+    // intention locks): the loser rolled back, wrote nothing and enqueued nothing, so it runs again.
+    return options.manager ? run() : retryLockConflicts(run, LOCK_CONFLICT_RETRY_DELAYS_MS);
   }
 
   /**

@@ -1,4 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import {
+  LOCK_CONFLICT_RETRY_DELAYS_MS,
+  retryLockConflicts,
+} from '../common/transient-database-error';
 import { describeValue, jsonDataProblem, storedStringProblem } from '../common/input-guards';
 import { isUuid } from '../common/uuid';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
@@ -34,45 +38,49 @@ export class SignalSender {
     const { payload, idempotencyKey } = this.validate(name, opts);
     await this.requireSignalsMigration();
     if (!isUuid(workflowId)) throw workflowNotFound(workflowId);
-    return this.repository.transaction(
-      async (uow) => {
-        const workflow = await this.repository.lockWorkflow(uow, workflowId);
-        if (!workflow) throw workflowNotFound(workflowId);
-        if (idempotencyKey !== null) {
-          const existing = await this.repository.findSignalByKey(
-            uow,
-            workflow.id,
+    const run = () =>
+      this.repository.transaction(
+        async (uow) => {
+          const workflow = await this.repository.lockWorkflow(uow, workflowId);
+          if (!workflow) throw workflowNotFound(workflowId);
+          if (idempotencyKey !== null) {
+            const existing = await this.repository.findSignalByKey(
+              uow,
+              workflow.id,
+              name,
+              idempotencyKey,
+            );
+            if (existing) {
+              existing.duplicateDelivery = true;
+              return existing;
+            }
+          }
+          if (workflow.state === 'finished' || workflow.state === 'canceled') {
+            throw new WorkflowNotOngoingError(
+              `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
+            );
+          }
+          const signal = await this.repository.insertSignal(uow, {
+            workflowId: workflow.id,
             name,
             idempotencyKey,
-          );
-          if (existing) {
-            existing.duplicateDelivery = true;
-            return existing;
-          }
-        }
-        if (workflow.state === 'finished' || workflow.state === 'canceled') {
-          throw new WorkflowNotOngoingError(
-            `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
-          );
-        }
-        const signal = await this.repository.insertSignal(uow, {
-          workflowId: workflow.id,
-          name,
-          idempotencyKey,
-          payload,
-        });
-        if (signal.duplicateDelivery || workflow.state === 'paused') return signal;
-        const definition = this.registry.findByName(workflow.type);
-        if (!definition) return signal;
-        const hero =
-          workflow.heroType && workflow.heroId
-            ? await this.repository.loadHero(uow, workflow.heroType, workflow.heroId)
-            : null;
-        await this.rendezvous.wakeMatching(uow, workflow, definition, signal, { workflow, hero });
-        return signal;
-      },
-      { caller: opts.manager },
-    );
+            payload,
+          });
+          if (signal.duplicateDelivery || workflow.state === 'paused') return signal;
+          const definition = this.registry.findByName(workflow.type);
+          if (!definition) return signal;
+          const hero =
+            workflow.heroType && workflow.heroId
+              ? await this.repository.loadHero(uow, workflow.heroType, workflow.heroId)
+              : null;
+          await this.rendezvous.wakeMatching(uow, workflow, definition, signal, { workflow, hero });
+          return signal;
+        },
+        { caller: opts.manager },
+      );
+    // Lost to a concurrent writer of the same rows (a wait timeout firing, on MariaDB a step of
+    // another workflow beside it in an index): rolled back, so delivering again stores one signal.
+    return opts.manager ? run() : retryLockConflicts(run, LOCK_CONFLICT_RETRY_DELAYS_MS);
   }
 
   /** Signals need their table; the check is cached and repeated only while it fails. */

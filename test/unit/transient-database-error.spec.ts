@@ -1,6 +1,8 @@
 import { QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
 import {
+  isLockConflictError,
   isTransientDatabaseError,
+  retryLockConflicts,
   retryTransientDatabaseErrors,
 } from '../../lib/common/transient-database-error';
 
@@ -36,6 +38,43 @@ describe('isTransientDatabaseError', () => {
     ['null', null],
   ])('is false for %s', (_label, error) => {
     expect(isTransientDatabaseError(error)).toBe(false);
+  });
+});
+
+describe('isLockConflictError', () => {
+  it.each([
+    ['PostgreSQL deadlock', queryFailed({ code: '40P01' })],
+    ['PostgreSQL serialization failure', queryFailed({ code: '40001' })],
+    ['MariaDB deadlock', queryFailed({ code: 'ER_LOCK_DEADLOCK' })],
+    ['MariaDB lock wait timeout', queryFailed({ code: 'ER_LOCK_WAIT_TIMEOUT' })],
+  ])('is true for %s', (_label, error) => {
+    expect(isLockConflictError(error)).toBe(true);
+  });
+
+  it.each([
+    // The commit may have gone through: running a signal() again could store it twice.
+    ['PostgreSQL admin shutdown', queryFailed({ code: '57P01' })],
+    ['a reset socket', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })],
+    ['node-postgres losing its connection', new Error('Connection terminated unexpectedly')],
+    ['a released query runner', new QueryRunnerAlreadyReleasedError()],
+    ['a unique violation', queryFailed({ code: '23505' })],
+    ['null', null],
+  ])('is false for %s', (_label, error) => {
+    expect(isLockConflictError(error)).toBe(false);
+  });
+
+  it('retryLockConflicts runs again after a deadlock, not after a lost connection', async () => {
+    const work = jest
+      .fn<Promise<string>, []>()
+      .mockRejectedValueOnce(queryFailed({ code: 'ER_LOCK_DEADLOCK' }))
+      .mockResolvedValue('done');
+    await expect(retryLockConflicts(work, [1])).resolves.toBe('done');
+    expect(work).toHaveBeenCalledTimes(2);
+
+    const lost = queryFailed({ code: '57P01' });
+    const down = jest.fn<Promise<string>, []>().mockRejectedValue(lost);
+    await expect(retryLockConflicts(down, [1, 1])).rejects.toBe(lost);
+    expect(down).toHaveBeenCalledTimes(1);
   });
 });
 
