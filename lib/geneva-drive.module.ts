@@ -9,6 +9,7 @@ import {
   GenevaDriveConfigurableModule,
 } from './geneva-drive.module-definition';
 import type {
+  GenevaDriveTransport,
   GenevaDriveModuleAsyncOptions,
   GenevaDriveModuleOptions,
   GenevaDriveQueueOptions,
@@ -24,6 +25,8 @@ import { BullmqStepJobQueue } from './adapters/bullmq/bullmq-step-job.queue';
 import { createStepProcessor } from './adapters/bullmq/step.processor';
 import { StepJobQueue } from './queue/step-job.queue';
 import { WorkerLifecycleService } from './adapters/bullmq/worker-lifecycle.service';
+import { LocalStepJobQueue } from './adapters/local/local-step-job.queue';
+import { LocalTransportRecovery } from './adapters/local/local-transport.recovery';
 
 /** Holds the options providers, so BullMQ's async config can import them too. */
 @Module({})
@@ -38,22 +41,29 @@ class GenevaDriveOptionsModule {}
 export class GenevaDriveModule extends GenevaDriveConfigurableModule {
   static override forRoot(options: GenevaDriveModuleOptions = {}): DynamicModule {
     validateForRootArgument(options);
-    return assemble(super.forRoot(options), options.queues, 'GenevaDriveModule.forRoot()');
+    return assemble(super.forRoot(options), options, 'GenevaDriveModule.forRoot()');
   }
 
   static override forRootAsync(options: GenevaDriveModuleAsyncOptions): DynamicModule {
     validateForRootAsyncArgument(options);
-    const { queues, ...builderOptions } = options;
-    return assemble(super.forRootAsync(builderOptions), queues, 'GenevaDriveModule.forRootAsync()');
+    const { queues, transport, ...builderOptions } = options;
+    return assemble(
+      super.forRootAsync(builderOptions),
+      { queues, transport },
+      'GenevaDriveModule.forRootAsync()',
+    );
   }
 }
 
-function assemble(
-  base: DynamicModule,
-  queues: Record<string, GenevaDriveQueueOptions> | undefined,
-  source: string,
-): DynamicModule {
-  const consumed = defaultQueues(queues);
+/** What the module's shape depends on, so it must be known before an options factory runs. */
+interface StaticOptions {
+  queues?: Record<string, GenevaDriveQueueOptions>;
+  transport?: GenevaDriveTransport;
+}
+
+function assemble(base: DynamicModule, statics: StaticOptions, source: string): DynamicModule {
+  const consumed = defaultQueues(statics.queues);
+  const transport = statics.transport ?? 'redis';
   const resolvedOptions: Provider = {
     provide: GENEVA_DRIVE_RESOLVED_OPTIONS,
     inject: [GENEVA_DRIVE_MODULE_OPTIONS],
@@ -65,9 +75,17 @@ function assemble(
         );
       }
       const resolved = resolveModuleOptions(raw, source);
-      if (raw?.queues !== undefined && JSON.stringify(resolved.queues) !== JSON.stringify(consumed)) {
+      if (
+        raw?.queues !== undefined &&
+        JSON.stringify(resolved.queues) !== JSON.stringify(consumed)
+      ) {
         throw new ModuleOptionsError(
           `${source}: queues must be known before the options factory runs; pass them as forRootAsync({ queues, useFactory }).`,
+        );
+      }
+      if (resolved.transport !== transport) {
+        throw new ModuleOptionsError(
+          `${source}: transport must be known before the options factory runs; pass it as forRootAsync({ transport: '${resolved.transport}', useFactory }).`,
         );
       }
       return { ...resolved, queues: consumed };
@@ -79,15 +97,47 @@ function assemble(
     providers: [...(base.providers ?? []), resolvedOptions],
     exports: [GENEVA_DRIVE_MODULE_OPTIONS, GENEVA_DRIVE_RESOLVED_OPTIONS],
   };
+  const core: DynamicModule = {
+    module: GenevaDriveModule,
+    global: base.global ?? true,
+    imports: [optionsModule, DiscoveryModule],
+    providers: [
+      ...GENEVA_DRIVE_CORE_PROVIDERS,
+      { provide: GENEVA_DRIVE_REAL_MODULE_MARKER, useValue: true },
+    ],
+    exports: [...GENEVA_DRIVE_EXPORTS, optionsModule, GENEVA_DRIVE_REAL_MODULE_MARKER],
+  };
+  return transport === 'local'
+    ? withLocalTransport(core)
+    : withBullmq(core, optionsModule, consumed);
+}
+
+/** Steps in this process: no BullMQ, no Redis connection. */
+function withLocalTransport(core: DynamicModule): DynamicModule {
+  return {
+    ...core,
+    providers: [
+      ...core.providers!,
+      LocalStepJobQueue,
+      { provide: StepJobQueue, useExisting: LocalStepJobQueue },
+      LocalTransportRecovery,
+    ],
+  };
+}
+
+/** BullMQ on Redis: one processor per consumed queue, started by WorkerLifecycleService. */
+function withBullmq(
+  core: DynamicModule,
+  optionsModule: DynamicModule,
+  consumed: Record<string, Required<GenevaDriveQueueOptions>>,
+): DynamicModule {
   const processors = Object.entries(consumed).map(([name, { concurrency }]) =>
     createStepProcessor(name, concurrency),
   );
   return {
-    module: GenevaDriveModule,
-    global: base.global ?? true,
+    ...core,
     imports: [
-      optionsModule,
-      DiscoveryModule,
+      ...core.imports!,
       BullModule.forRootAsync(GENEVA_DRIVE_BULL_CONFIG_KEY, {
         imports: [optionsModule],
         inject: [GENEVA_DRIVE_RESOLVED_OPTIONS],
@@ -101,12 +151,10 @@ function assemble(
       ),
     ],
     providers: [
-      ...GENEVA_DRIVE_CORE_PROVIDERS,
+      ...core.providers!,
       ...processors,
       { provide: StepJobQueue, useClass: BullmqStepJobQueue },
       WorkerLifecycleService,
-      { provide: GENEVA_DRIVE_REAL_MODULE_MARKER, useValue: true },
     ],
-    exports: [...GENEVA_DRIVE_EXPORTS, optionsModule, GENEVA_DRIVE_REAL_MODULE_MARKER],
   };
 }

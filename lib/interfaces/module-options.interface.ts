@@ -85,8 +85,21 @@ export interface GenevaDriveQueueOptions {
   concurrency?: number;
 }
 
+/**
+ * Where step jobs travel: `'redis'` (BullMQ on Redis, the default) or `'local'` (in this process,
+ * no Redis: one process only, durable through the database). `'postgres'` (BullMQ's PostgreSQL
+ * backend) is named by the 0.2 contract and refused at boot until it ships.
+ */
+export type GenevaDriveTransport = 'redis' | 'postgres' | 'local';
+
 /** Options of `GenevaDriveModule.forRoot()`. Every key is optional. */
 export interface GenevaDriveModuleOptions {
+  /**
+   * default 'redis'. `'local'` runs every step in this process, needs no Redis and ignores
+   * `connection` and `prefix`; it cannot be combined with `worker: false`, and exactly one process
+   * may run a deployment with it (see the README, "Transports").
+   */
+  transport?: GenevaDriveTransport;
   /**
    * default { host: '127.0.0.1', port: 6379 }. Connection options, or an ioredis client (a
    * `Cluster` for Redis Cluster, with a prefix in braces).
@@ -154,6 +167,11 @@ export interface GenevaDriveOptionsFactory {
 export interface GenevaDriveModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   /** The queues this process consumes, known before the factory resolves. */
   queues?: Record<string, GenevaDriveQueueOptions>;
+  /**
+   * The transport, known before the factory resolves (it decides which providers the module has);
+   * default 'redis'. A factory that returns another `transport` fails boot.
+   */
+  transport?: GenevaDriveTransport;
   /** default true */
   isGlobal?: boolean;
   inject?: Array<InjectionToken | OptionalFactoryDependency>;

@@ -10,6 +10,7 @@ const ASYNC_OPTION_KEYS = [
   'useClass',
   'useExisting',
   'queues',
+  'transport',
   'isGlobal',
   'provideInjectionTokensFrom',
 ];
@@ -39,7 +40,8 @@ export function validateForRootArgument(options: unknown): void {
 /**
  * `GenevaDriveModule.forRootAsync(options)`: an object with exactly one of `useFactory` (a
  * function), `useClass` or `useExisting` (a class), `inject`/`imports` arrays, a boolean
- * `isGlobal`, and valid synchronous `queues` (they name the processors, so they are checked now).
+ * `isGlobal`, and valid synchronous `queues` and `transport` (they decide the module's providers,
+ * so they are checked now).
  * Throws `ModuleOptionsError` naming every offending key.
  */
 export function validateForRootAsyncArgument(
@@ -48,7 +50,7 @@ export function validateForRootAsyncArgument(
   const source = 'GenevaDriveModule.forRootAsync()';
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new ModuleOptionsError(
-      `${source} expects { useFactory, inject?, imports?, queues?, isGlobal? } (or useClass / useExisting), but got ${formatValue(options)}.`,
+      `${source} expects { useFactory, inject?, imports?, queues?, transport?, isGlobal? } (or useClass / useExisting), but got ${formatValue(options)}.`,
     );
   }
   const record = options as Record<string, unknown>;
@@ -79,9 +81,9 @@ export function validateForRootAsyncArgument(
   if (record.isGlobal !== undefined && typeof record.isGlobal !== 'boolean') {
     problems.push(`isGlobal must be a boolean, but was ${formatValue(record.isGlobal)}`);
   }
-  if (record.queues !== undefined) {
+  if (record.queues !== undefined || record.transport !== undefined) {
     try {
-      resolveModuleOptions({ queues: record.queues } as never, source);
+      resolveModuleOptions({ queues: record.queues, transport: record.transport } as never, source);
     } catch (error) {
       if (!(error instanceof ModuleOptionsError)) throw error;
       problems.push(

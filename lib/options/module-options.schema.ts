@@ -36,6 +36,8 @@ function Satisfies(
  */
 const IsOptionalKey = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);
 
+const TRANSPORTS = ['redis', 'postgres', 'local'];
+
 /** The key may be omitted or `null` (documented as "null disables"). */
 const IsNullableKey = (): PropertyDecorator =>
   ValidateIf((_object, value) => value !== undefined && value !== null);
@@ -116,6 +118,11 @@ export class ModuleOptionsSchema {
   @IsString()
   @Matches(/^[^:]+$/, { message: 'defaultQueue must not contain ":" and must not be empty' })
   defaultQueue?: string;
+  @IsOptionalKey()
+  @IsIn(TRANSPORTS, {
+    message: `transport must be one of ${TRANSPORTS.map((t) => `'${t}'`).join(', ')}`,
+  })
+  transport?: string;
   @IsOptionalKey() @IsBoolean() worker?: boolean;
   @IsOptionalKey() @IsBoolean() enqueueAfterCommit?: boolean;
 

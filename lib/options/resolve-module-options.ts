@@ -70,6 +70,7 @@ export function resolveModuleOptions(
         `Put the prefix in braces: prefix: '{${prefix}}'.`,
     );
   }
+  const transport = resolveTransport(raw, source);
   const housekeeping = raw.housekeeping ?? {};
   const deleteAfter = housekeeping.deleteCompletedWorkflowsAfter;
   const visibility = raw.waitingVisibilityThreshold;
@@ -79,6 +80,7 @@ export function resolveModuleOptions(
     dataSource: raw.dataSource,
     queues: defaultQueues(raw.queues),
     defaultQueue: raw.defaultQueue ?? DEFAULT_QUEUE_NAME,
+    transport,
     worker: raw.worker ?? true,
     enqueueAfterCommit: raw.enqueueAfterCommit ?? true,
     preparedStatements: raw.preparedStatements ?? false,
@@ -120,6 +122,24 @@ export function resolveModuleOptions(
     logger: raw.logger ?? null,
     allowUnsupportedVersions: raw.allowUnsupportedVersions ?? false,
   };
+}
+
+/** The transport, with the combinations that cannot work refused by name. */
+function resolveTransport(raw: GenevaDriveModuleOptions, source: string): 'redis' | 'local' {
+  const transport = raw.transport ?? 'redis';
+  if (transport === 'postgres') {
+    throw new ModuleOptionsError(
+      `${source}: transport 'postgres' (BullMQ's PostgreSQL backend) is not available in this release. ` +
+        "Use 'redis', or 'local' for a single process without Redis.",
+    );
+  }
+  if (transport === 'local' && raw.worker === false) {
+    throw new ModuleOptionsError(
+      `${source}: transport 'local' runs steps in this process only, so worker: false would leave ` +
+        "every step unrun. Drop worker: false, or use transport 'redis' to run workers elsewhere.",
+    );
+  }
+  return transport;
 }
 
 function strayKeys(value: object, schema: new () => object, path: string): string[] {

@@ -15,6 +15,8 @@ export interface ResolvedGenevaDriveOptions {
   dataSource: string | undefined;
   queues: Record<string, Required<GenevaDriveQueueOptions>>;
   defaultQueue: string;
+  /** `'postgres'` is refused at resolution, until it ships. */
+  transport: 'redis' | 'local';
   worker: boolean;
   enqueueAfterCommit: boolean;
   housekeeping: {

@@ -10,7 +10,14 @@ import type {
 const SOURCE = 'GenevaDriveTestingModule.forRoot()';
 
 /** Root options that make no sense without BullMQ; the testing module refuses them. */
-const PRODUCTION_ONLY_KEYS = ['connection', 'prefix', 'queues', 'worker', 'maxChainedSteps'] as const;
+const PRODUCTION_ONLY_KEYS = [
+  'connection',
+  'prefix',
+  'queues',
+  'worker',
+  'maxChainedSteps',
+  'transport',
+] as const;
 
 /**
  * Validates testing-module options the way the root module validates its own (unknown keys

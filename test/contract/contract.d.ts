@@ -224,6 +224,8 @@ declare module 'nestjs-geneva-drive-contract' {
     metrics?: GaugeReporter;
     /** default: Nest's Logger */
     logger?: LoggerService;
+    /** 0.2 (SPEC §16.5): default 'redis' */
+    transport?: 'redis' | 'postgres' | 'local';
     /** 0.2 (SPEC §16.3): default null — pending signals live as long as their workflow */
     signalRetention?: Duration | null;
   }

@@ -28,6 +28,7 @@ describe('resolveModuleOptions', () => {
         dataSource: undefined,
         queues: { 'geneva-drive': { concurrency: 10 } },
         defaultQueue: 'geneva-drive',
+        transport: 'redis',
         worker: true,
         enqueueAfterCommit: true,
         housekeeping: {
@@ -95,6 +96,7 @@ describe('resolveModuleOptions', () => {
         dataSource: 'jobs',
         queues: { fast: { concurrency: 50 }, slow: { concurrency: 10 } },
         defaultQueue: 'fast',
+        transport: 'redis',
         worker: false,
         enqueueAfterCommit: false,
         housekeeping: {
