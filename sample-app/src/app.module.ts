@@ -1,7 +1,9 @@
 import { Module, ValidationPipe, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import {
   GENEVA_DRIVE_ENTITIES,
   GENEVA_DRIVE_MIGRATIONS,
@@ -15,9 +17,38 @@ import { Order } from './orders/order.entity';
 import { OrdersModule } from './orders/orders.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 
+const ENTITIES = [...GENEVA_DRIVE_ENTITIES, Order, ...CAMPAIGN_ENTITIES];
+
+/** PostgreSQL when `DATABASE_URL` is set, else SQLite in a file under the project. */
+async function databaseOptions(config: SampleAppConfig): Promise<TypeOrmModuleOptions> {
+  // The library's tables come from its migrations, run at boot. `synchronize` creates the app's
+  // own tables (orders, campaigns, ...) for a zero-setup demo (use migrations in production); it
+  // never touches the library's tables: their entities are declared `synchronize: false`.
+  const common = {
+    entities: ENTITIES,
+    migrations: GENEVA_DRIVE_MIGRATIONS,
+    migrationsRun: true,
+    synchronize: true,
+  };
+  if (!config.databaseUrl) {
+    mkdirSync(dirname(config.sqliteFile), { recursive: true });
+    return { type: 'better-sqlite3', database: config.sqliteFile, ...common };
+  }
+  await ensureSchema(config.databaseUrl, config.schema);
+  return {
+    type: 'postgres',
+    url: config.databaseUrl,
+    schema: config.schema,
+    ...common,
+    // Every step holds a connection for its transaction: keep the pool above the total worker
+    // concurrency (10 by default) plus what the HTTP handlers need.
+    extra: { max: 20 },
+  };
+}
+
 /**
  * The sample app. `AppModule.forRoot()` reads the environment (see `config.ts`); tests pass
- * overrides, e.g. a throwaway schema and BullMQ prefix.
+ * overrides, e.g. a throwaway schema and BullMQ prefix, or a SQLite file.
  */
 @Module({})
 export class AppModule {
@@ -30,34 +61,15 @@ export class AppModule {
         // ScheduleModule.forRoot() itself (a second import would fire every @Cron twice); it adds
         // its housekeeping job to the SchedulerRegistry registered here.
         ScheduleModule.forRoot(),
-        TypeOrmModule.forRootAsync({
-          useFactory: async () => {
-            await ensureSchema(config.databaseUrl, config.schema);
-            return {
-              type: 'postgres' as const,
-              url: config.databaseUrl,
-              schema: config.schema,
-              entities: [...GENEVA_DRIVE_ENTITIES, Order, ...CAMPAIGN_ENTITIES],
-              // The library's tables come from its migrations, run at boot.
-              migrations: GENEVA_DRIVE_MIGRATIONS,
-              migrationsRun: true,
-              // Creates the app's own tables (orders, campaigns, ...), for a zero-setup demo (use migrations in
-              // production). It never touches the library's tables: their entities are declared
-              // `synchronize: false`, and the migrations own them.
-              synchronize: true,
-              // Every step holds a connection for its transaction: keep the pool above the total
-              // worker concurrency (10 by default) plus what the HTTP handlers need.
-              extra: { max: 20 },
-            };
-          },
-        }),
+        TypeOrmModule.forRootAsync({ useFactory: () => databaseOptions(config) }),
         GenevaDriveModule.forRootAsync({
-          useFactory: () => ({
-            connection: parseRedisUrl(config.redisUrl),
-            prefix: config.redisPrefix,
-            // Housekeeping (cleanup of old workflows, recovery of stuck steps, gauges) runs on its
-            // default cron ('*/5 * * * *') through the SchedulerRegistry imported above.
-          }),
+          transport: config.redisUrl ? 'redis' : 'local',
+          useFactory: () =>
+            config.redisUrl
+              ? { connection: parseRedisUrl(config.redisUrl), prefix: config.redisPrefix }
+              : { transport: 'local' as const },
+          // Housekeeping (cleanup of old workflows, recovery of stuck steps, gauges) runs on its
+          // default cron ('*/5 * * * *') through the SchedulerRegistry imported above.
         }),
         OrdersModule,
         CampaignsModule,

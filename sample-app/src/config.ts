@@ -5,24 +5,41 @@ export const SAMPLE_APP_CONFIG = Symbol('SAMPLE_APP_CONFIG');
 
 /** Everything the sample app reads from its environment, resolved once at module construction. */
 export interface SampleAppConfig {
-  /** PostgreSQL connection string (env `DATABASE_URL`). */
-  databaseUrl: string;
+  /** PostgreSQL connection string (env `DATABASE_URL`); null: SQLite in `sqliteFile`. */
+  databaseUrl: string | null;
+  /** The SQLite database file when there is no `DATABASE_URL` (env `SQLITE_FILE`). */
+  sqliteFile: string;
   /** PostgreSQL schema holding the app's and the library's tables (env `DATABASE_SCHEMA`). */
   schema: string;
-  /** Redis connection string for BullMQ (env `REDIS_URL`). */
-  redisUrl: string;
+  /** Redis connection string for BullMQ (env `REDIS_URL`); null: the local transport, no Redis. */
+  redisUrl: string | null;
   /** BullMQ key prefix (env `REDIS_PREFIX`). */
   redisPrefix: string;
 }
 
-/** Reads the configuration from environment variables, with defaults for a local setup. */
+/**
+ * Reads the configuration from environment variables. With none set, the app needs nothing but
+ * Node.js: SQLite in `.data/sample-app.sqlite` (created on first start) and steps run in process.
+ */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppConfig {
   return {
-    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    databaseUrl: env.DATABASE_URL || null,
+    sqliteFile: env.SQLITE_FILE || '.data/sample-app.sqlite',
     schema: env.DATABASE_SCHEMA ?? 'sample_app',
-    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redisUrl: env.REDIS_URL || null,
     redisPrefix: env.REDIS_PREFIX ?? 'sample-app',
   };
+}
+
+/** One line saying where the app keeps its state and how steps travel (its first log line). */
+export function describeSetup(config: SampleAppConfig): string {
+  const database = config.databaseUrl
+    ? `PostgreSQL (DATABASE_URL, schema ${config.schema})`
+    : `SQLite in ${config.sqliteFile} (set DATABASE_URL for PostgreSQL)`;
+  const transport = config.redisUrl
+    ? 'steps on BullMQ/Redis (REDIS_URL)'
+    : "steps in this process, transport 'local' (set REDIS_URL for BullMQ on Redis)";
+  return `Sample app on ${database}, ${transport}`;
 }
 
 /**

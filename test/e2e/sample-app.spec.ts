@@ -84,6 +84,9 @@ describeIf(testDatabase === 'postgres' && testRedisCluster === null)('sample app
   const suffix = randomBytes(4).toString('hex');
   const schema = `sample_app_test_${suffix}`;
   const redisPrefix = `sample-app-test-${suffix}`;
+  // The app's PostgreSQL + Redis setup (without them in the environment it runs embedded).
+  const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+  const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
   const savedEnv = {
     SHIP_WAIT: process.env.SHIP_WAIT,
     INVENTORY_RETRY_WAIT: process.env.INVENTORY_RETRY_WAIT,
@@ -100,7 +103,7 @@ describeIf(testDatabase === 'postgres' && testRedisCluster === null)('sample app
     process.env.CAMPAIGN_MAX_ITERATIONS = String(CAMPAIGN_MAX_ITERATIONS);
     const { AppModule } = await import('../../sample-app/src/app.module');
     const moduleRef = await Test.createTestingModule({
-      imports: [AppModule.forRoot({ schema, redisPrefix })],
+      imports: [AppModule.forRoot({ schema, redisPrefix, databaseUrl, redisUrl })],
     }).compile();
     app = moduleRef.createNestApplication({ logger: ['error'] });
     await app.init();
@@ -111,12 +114,12 @@ describeIf(testDatabase === 'postgres' && testRedisCluster === null)('sample app
     await app?.close();
     if (config) {
       const queue = new Queue('geneva-drive', {
-        connection: parseRedisUrl(config.redisUrl),
+        connection: parseRedisUrl(redisUrl),
         prefix: redisPrefix,
       });
       await queue.obliterate({ force: true });
       await queue.close();
-      await dropSchema(config.databaseUrl, schema);
+      await dropSchema(databaseUrl, schema);
     }
     for (const [key, value] of Object.entries(savedEnv)) {
       if (value === undefined) delete process.env[key];

@@ -22,9 +22,9 @@ export class Campaign {
   @Column({ name: 'delivered_count', type: 'integer', nullable: true })
   deliveredCount!: number | null;
 
-  @Column({ name: 'reported_at', type: 'timestamptz', nullable: true })
+  @Column({ name: 'reported_at', type: Date, nullable: true })
   reportedAt!: Date | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  @CreateDateColumn({ name: 'created_at', type: Date })
   createdAt!: Date;
 }

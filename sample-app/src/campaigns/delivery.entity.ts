@@ -14,6 +14,6 @@ export class Delivery {
   @Column({ name: 'campaign_id', type: 'integer' })
   campaignId!: number;
 
-  @Column({ name: 'sent_at', type: 'timestamptz' })
+  @Column({ name: 'sent_at', type: Date })
   sentAt!: Date;
 }

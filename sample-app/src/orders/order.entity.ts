@@ -26,9 +26,9 @@ export class Order {
   @Column({ name: 'tracking_number', type: 'varchar', nullable: true })
   trackingNumber!: string | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  @CreateDateColumn({ name: 'created_at', type: Date })
   createdAt!: Date;
 
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  @UpdateDateColumn({ name: 'updated_at', type: Date })
   updatedAt!: Date;
 }
