@@ -21,6 +21,7 @@ import { GenevaDriveDataSource } from './adapters/typeorm/geneva-drive-data-sour
 import { PostgresClientErrorGuard } from './adapters/typeorm/postgres-client-error.guard';
 import { WorkflowRows } from './adapters/typeorm/workflow-rows';
 import { JobDispatcher } from './queue/job-dispatcher';
+import { TransportOutage } from './queue/transport-outage';
 import { HeroResolver } from './adapters/typeorm/hero-resolver';
 import { ExecutionColumns } from './adapters/typeorm/execution-columns';
 import { HousekeepingQueries } from './adapters/typeorm/housekeeping-queries';
@@ -70,6 +71,7 @@ export const GENEVA_DRIVE_ENGINE_PROVIDERS: Provider[] = [
 /** The TypeORM adapter behind the `WorkflowRepository` port (PostgreSQL's hot path inside it). */
 export const GENEVA_DRIVE_TYPEORM_PROVIDERS: Provider[] = [
   JobDispatcher,
+  TransportOutage,
   GenevaDriveDataSource,
   PostgresClientErrorGuard,
   WorkflowRows,

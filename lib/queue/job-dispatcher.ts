@@ -6,6 +6,10 @@ import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.int
 import { isInlineEnqueue } from './inline-enqueue.context';
 import type { StepJob } from './step-job.interface';
 import { StepJobQueue } from './step-job.queue';
+import { TransportOutage } from './transport-outage';
+
+/** How long a committed transaction's caller waits for its jobs to reach the transport. */
+const ENQUEUE_PATIENCE_MS = 1_000;
 
 /** What waits for a caller's commit: the jobs, and the work to run before they are enqueued. */
 interface CommittedWork {
@@ -23,6 +27,7 @@ export class JobDispatcher {
 
   constructor(
     private readonly queue: StepJobQueue,
+    private readonly outage: TransportOutage,
     private readonly errors: ErrorReportingService,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
@@ -33,13 +38,39 @@ export class JobDispatcher {
     return (job) => this.queue.add(job);
   }
 
-  /** Enqueues jobs of a committed library transaction; failures are reported, not thrown. */
+  /**
+   * Enqueues jobs of a committed library transaction; failures are reported, not thrown. Waits at
+   * most `ENQUEUE_PATIENCE_MS`: a transport that is down never holds up `start()` or `signal()`
+   * (the committed row is the obligation). A late enqueue goes on in the background and lands when
+   * the transport answers again; the outage is told once.
+   */
   async flush(jobs: readonly StepJob[]): Promise<void> {
+    if (jobs.length === 0) return;
+    const enqueue = this.enqueue(jobs);
+    let patience: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      enqueue.then(() => false),
+      new Promise<boolean>(
+        (resolve) => (patience = setTimeout(() => resolve(true), ENQUEUE_PATIENCE_MS)),
+      ),
+    ]);
+    clearTimeout(patience);
+    if (late) {
+      await this.outage.failed(
+        new Error(
+          `enqueueing ${jobs.length} step job(s) did not finish within ${ENQUEUE_PATIENCE_MS} ms`,
+        ),
+      );
+    }
+  }
+
+  private async enqueue(jobs: readonly StepJob[]): Promise<void> {
     if (jobs.length > 1) {
       try {
         // One round trip per queue; should it fail, each job is tried on its own (an add of a
         // job id the queue already holds is ignored), so one bad job loses no other.
         await this.queue.addBulk(jobs);
+        this.outage.recovered();
         return;
       } catch {
         // fall through
@@ -48,8 +79,10 @@ export class JobDispatcher {
     for (const job of jobs) {
       try {
         await this.queue.add(job);
+        this.outage.recovered();
       } catch (error) {
-        await this.reportEnqueueFailure(job, error);
+        // During an outage the outage was reported once; each job's row stays scheduled.
+        if (!this.outage.ongoing) await this.reportEnqueueFailure(job, error);
       }
     }
   }

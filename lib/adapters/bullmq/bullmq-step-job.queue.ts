@@ -1,5 +1,5 @@
 import { getQueueToken } from '@nestjs/bullmq';
-import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { EXPIRE_WAIT_JOB_NAME, PERFORM_STEP_JOB_NAME } from '../../common/constants';
@@ -12,6 +12,7 @@ import type {
   StepJobTransportProbe,
 } from '../../queue/step-job-transport-probe';
 import { StepJobQueue } from '../../queue/step-job.queue';
+import { TransportOutage } from '../../queue/transport-outage';
 
 /** Job-state lookups sent to Redis at once (ioredis pipelines concurrent commands). */
 const PRESENCE_CHUNK = 200;
@@ -24,15 +25,24 @@ const PRESENCE_CHUNK = 200;
 @Injectable()
 export class BullmqStepJobQueue
   extends StepJobQueue
-  implements StepJobInspector, StepJobTransportProbe, BeforeApplicationShutdown
+  implements StepJobInspector, StepJobTransportProbe, OnModuleInit, BeforeApplicationShutdown
 {
   private readonly producedOnly = new Map<string, Queue>();
 
   constructor(
     private readonly moduleRef: ModuleRef,
+    private readonly outage: TransportOutage,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {
     super();
+  }
+
+  /**
+   * Listens to the registered queues' connection errors: without a listener BullMQ prints every
+   * reconnect attempt of an unreachable Redis; with it, the outage is told once.
+   */
+  onModuleInit(): void {
+    for (const name of Object.keys(this.options.queues)) this.watch(this.registeredQueue(name));
   }
 
   async add(job: StepJob): Promise<void> {
@@ -108,6 +118,10 @@ export class BullmqStepJobQueue
     );
   }
 
+  private watch(queue: Queue | null): void {
+    queue?.on('error', (error: Error) => void this.outage.failed(error));
+  }
+
   private registeredQueue(name: string): Queue | null {
     try {
       return this.moduleRef.get<Queue>(getQueueToken(name), { strict: false });
@@ -128,6 +142,7 @@ export class BullmqStepJobQueue
         connection: this.options.connection as ConnectionOptions,
         prefix: this.options.prefix,
       });
+      this.watch(queue);
       this.producedOnly.set(name, queue);
     }
     return queue;
@@ -138,7 +153,10 @@ export class BullmqStepJobQueue
 function bullmqJob(job: StepJob) {
   return {
     name: job.kind === 'expireWait' ? EXPIRE_WAIT_JOB_NAME : PERFORM_STEP_JOB_NAME,
-    data: { stepExecutionId: job.stepExecutionId, workflowId: job.workflowId } satisfies StepJobData,
+    data: {
+      stepExecutionId: job.stepExecutionId,
+      workflowId: job.workflowId,
+    } satisfies StepJobData,
     opts: {
       jobId: job.jobId,
       delay: job.delay,

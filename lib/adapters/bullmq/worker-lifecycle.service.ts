@@ -12,6 +12,7 @@ import { ShutdownSignal } from '../../resumable/shutdown.signal';
 import { WorkflowRegistry } from '../../discovery/workflow.registry';
 import { StepProcessor } from './step.processor';
 import { unconsumedQueues } from '../../queue/unconsumed-queues';
+import { TransportOutage } from '../../queue/transport-outage';
 
 /**
  * Starts the library's BullMQ workers at bootstrap (they are created with `autorun: false`, so
@@ -26,6 +27,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     private readonly discovery: DiscoveryService,
     private readonly shutdown: ShutdownSignal,
     private readonly registry: WorkflowRegistry,
+    private readonly outage: TransportOutage,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
@@ -33,6 +35,8 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     if (!this.options.worker) return;
     this.warnAboutUnconsumedQueues();
     for (const worker of this.workers()) {
+      // Told once per outage, not at every reconnect attempt (BullMQ prints unheard errors).
+      worker.on('error', (error: Error) => void this.outage.failed(error));
       worker.run().catch((error: unknown) => {
         this.logger.error(`BullMQ worker for queue '${worker.name}' stopped: ${String(error)}`);
       });
