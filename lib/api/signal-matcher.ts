@@ -28,9 +28,22 @@ export class SignalMatcher<Payload = any, Hero = any> implements SignalMatcherLi
     this.name = name;
   }
 
+  /** @internal Whether matching reads the workflow context (a delivery loads the hero only then). */
+  get readsContext(): boolean {
+    return this.predicate !== undefined;
+  }
+
   matches(signal: SignalEntity, ctx?: WorkflowContext<Hero>): boolean {
     if (signal.name !== this.name) return false;
     if (!this.predicate) return true;
     return Boolean(this.predicate(signal.payload as Payload, ctx as WorkflowContext<Hero>));
   }
+}
+
+/**
+ * Whether `matcher` may read the context it is given: a SignalMatcher only with a predicate, any
+ * other implementation always.
+ */
+export function matcherReadsContext(matcher: SignalMatcherLike): boolean {
+  return !(matcher instanceof SignalMatcher) || matcher.readsContext;
 }

@@ -64,6 +64,15 @@ export type NewExecution = Pick<StepExecutionEntity, 'workflowId' | 'stepName' |
   ExecutionChanges;
 export type NewSignal = Pick<SignalEntity, 'workflowId' | 'name' | 'idempotencyKey' | 'payload'>;
 
+/** What a signal delivery decides on, read under the workflow row lock (`lockForSignal`). */
+export interface SignalDeliveryRows {
+  workflow: WorkflowEntity | null;
+  /** The signal already holding the idempotency key, if a key was given and one does. */
+  duplicate: SignalEntity | null;
+  /** The workflow's executions parked waiting for a signal, oldest first. */
+  waiting: StepExecutionEntity[];
+}
+
 /** How a hero is stored on a workflow row. */
 export interface HeroIdentity {
   heroType: string;
@@ -234,6 +243,26 @@ export abstract class WorkflowRepository {
   abstract sweepStrayExecutions(tx: RepositoryTransaction, workflowId: string): Promise<void>;
 
   // --- signals -------------------------------------------------------------------------------
+
+  /**
+   * Locks the workflow row, then reads what a delivery of signal `name` decides on: the signal
+   * already holding `idempotencyKey` and the parked executions. Adapters that can send the three
+   * reads in one round trip do (the reads still run after the lock is granted).
+   */
+  async lockForSignal(
+    tx: RepositoryTransaction,
+    workflowId: string,
+    name: string,
+    idempotencyKey: string | null,
+  ): Promise<SignalDeliveryRows> {
+    const workflow = await this.lockWorkflow(tx, workflowId);
+    if (!workflow) return { workflow, duplicate: null, waiting: [] };
+    const duplicate =
+      idempotencyKey === null
+        ? null
+        : await this.findSignalByKey(tx, workflowId, name, idempotencyKey);
+    return { workflow, duplicate, waiting: await this.waitingExecutions(tx, workflowId) };
+  }
 
   /** The duplicate-signal lookup. */
   abstract findSignalByKey(

@@ -5,6 +5,7 @@ import type { SignalEntity } from '../entities/signal.entity';
 import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import type { WorkflowContext } from '../interfaces/workflow-context.interface';
+import { matcherReadsContext } from '../api/signal-matcher';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
 
@@ -44,17 +45,28 @@ export class SignalRendezvous {
     return signal;
   }
 
-  /** A delivery: wakes every parked execution whose matcher accepts the signal, oldest first. */
+  /**
+   * A delivery: wakes every parked execution (`waiting`, read under the workflow lock, oldest
+   * first) whose matcher accepts the signal. The context (the hero's read) is loaded once, and only
+   * when a matcher of a parked step may read it.
+   */
   async wakeMatching(
     uow: RepositoryTransaction,
     workflow: WorkflowEntity,
     definition: WorkflowDefinition,
     signal: SignalEntity,
-    ctx: WorkflowContext,
+    waiting: readonly StepExecutionEntity[],
+    loadContext: () => Promise<WorkflowContext>,
   ): Promise<void> {
-    for (const execution of await this.repository.waitingExecutions(uow, workflow.id)) {
-      const step = definition.steps.named(execution.stepName);
-      if (!step?.waitFor || !step.waitFor.matches(signal, ctx)) continue;
+    const parked = waiting.flatMap((execution) => {
+      const matcher = definition.steps.named(execution.stepName)?.waitFor;
+      return matcher ? [{ execution, matcher }] : [];
+    });
+    const ctx = parked.some(({ matcher }) => matcherReadsContext(matcher))
+      ? await loadContext()
+      : { workflow, hero: null };
+    for (const { execution, matcher } of parked) {
+      if (!matcher.matches(signal, ctx)) continue;
       await this.claim(uow, signal);
       await this.wake(uow, workflow, definition, execution, signal);
     }

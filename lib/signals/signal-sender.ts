@@ -23,7 +23,9 @@ const SIGNAL_OPTION_KEYS = ['payload', 'idempotencyKey', 'manager'];
 /**
  * Delivers a signal: validation first (nothing written on bad input), then one transaction under
  * the workflow row lock that dedupes, buffers (paused workflow) or wakes parked executions. Jobs
- * of woken executions are enqueued after commit.
+ * of woken executions are enqueued after commit. On PostgreSQL the transaction is two round trips:
+ * the lock with every read the delivery decides on, then its writes with the COMMIT (plus the
+ * hero's read when a parked step's matcher has a predicate).
  */
 @Injectable()
 export class SignalSender {
@@ -41,19 +43,16 @@ export class SignalSender {
     const run = () =>
       this.repository.transaction(
         async (uow) => {
-          const workflow = await this.repository.lockWorkflow(uow, workflowId);
+          const { workflow, duplicate, waiting } = await this.repository.lockForSignal(
+            uow,
+            workflowId,
+            name,
+            idempotencyKey,
+          );
           if (!workflow) throw workflowNotFound(workflowId);
-          if (idempotencyKey !== null) {
-            const existing = await this.repository.findSignalByKey(
-              uow,
-              workflow.id,
-              name,
-              idempotencyKey,
-            );
-            if (existing) {
-              existing.duplicateDelivery = true;
-              return existing;
-            }
+          if (duplicate) {
+            duplicate.duplicateDelivery = true;
+            return duplicate;
           }
           if (workflow.state === 'finished' || workflow.state === 'canceled') {
             throw new WorkflowNotOngoingError(
@@ -66,17 +65,28 @@ export class SignalSender {
             idempotencyKey,
             payload,
           });
-          if (signal.duplicateDelivery || workflow.state === 'paused') return signal;
+          if (signal.duplicateDelivery || workflow.state === 'paused' || waiting.length === 0)
+            return signal;
           const definition = this.registry.findByName(workflow.type);
           if (!definition) return signal;
-          const hero =
-            workflow.heroType && workflow.heroId
-              ? await this.repository.loadHero(uow, workflow.heroType, workflow.heroId)
-              : null;
-          await this.rendezvous.wakeMatching(uow, workflow, definition, signal, { workflow, hero });
+          await this.rendezvous.wakeMatching(
+            uow,
+            workflow,
+            definition,
+            signal,
+            waiting,
+            async () => ({
+              workflow,
+              hero:
+                workflow.heroType && workflow.heroId
+                  ? await this.repository.loadHero(uow, workflow.heroType, workflow.heroId)
+                  : null,
+            }),
+          );
           return signal;
         },
-        { caller: opts.manager },
+        // PostgreSQL: the reads travel in one round trip, the writes with the COMMIT.
+        { caller: opts.manager, hotPath: true },
       );
     // Lost to a concurrent writer of the same rows (a wait timeout firing, on MariaDB a step of
     // another workflow beside it in an index): rolled back, so delivering again stores one signal.

@@ -16,6 +16,8 @@ import type { UnitOfWork } from '../../lib/adapters/typeorm/unit-of-work';
 import { WorkflowRows } from '../../lib/adapters/typeorm/workflow-rows';
 import { HeroResolver } from '../../lib/adapters/typeorm/hero-resolver';
 import { ThreeStepWorkflow } from '../fixtures/basic.workflows';
+import { MatcherWorkflow, PaymentWorkflow } from '../fixtures/signal.workflows';
+import { StepScript } from '../fixtures/step-script';
 import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
 import { testPooler } from './support/database';
@@ -69,7 +71,11 @@ class SentSql {
         const [sql, parameters, queryRunner] = args;
         const client = (queryRunner as { databaseConnection?: PgClientLike } | undefined)
           ?.databaseConnection;
-        sent.messages.push({ sql, parameters: Array.isArray(parameters) ? parameters : [], client });
+        sent.messages.push({
+          sql,
+          parameters: Array.isArray(parameters) ? parameters : [],
+          client,
+        });
         logger.logQuery(...args);
       },
     });
@@ -175,8 +181,8 @@ class BatchBench implements LibraryInstance {
     extra: Record<string, unknown> = {},
   ): Promise<BatchBench> {
     const harness = await EngineHarness.boot({
-      workflows: [ThreeStepWorkflow],
-      providers: [StepJournal],
+      workflows: [ThreeStepWorkflow, PaymentWorkflow, MatcherWorkflow],
+      providers: [StepJournal, StepScript],
       entities: [Order],
       options: { worker: false, ...options },
       extra: { max: 1, ...extra },
@@ -750,6 +756,87 @@ describeOn('postgres')('PostgresQueryBatch (PostgreSQL)', () => {
 
       it('sends a finalize (lock, complete, insert the next, point the workflow at it) in two messages', async () => {
         expectStepFinishedAndNextScheduled(await finishStepAndScheduleNext(bench));
+      });
+    });
+
+    describe('signal()', () => {
+      /** A workflow of `type` parked at its `waitFor` step (its steps run here: no worker). */
+      async function parked(type: typeof PaymentWorkflow | typeof MatcherWorkflow, status = 'new') {
+        const { harness } = bench;
+        const hero = await harness.dataSource.getRepository(Order).save({ status });
+        const workflow = await harness.service.start(type, { hero });
+        for (let step = 0; step < 3; step++) {
+          const current = await harness.service.currentExecution(workflow.id);
+          if (current?.state === 'waiting') return { workflow, execution: current };
+          await harness.runner.performStep(current!.id);
+        }
+        throw new Error(`${type.name} did not park`);
+      }
+
+      it('wakes a parked step in two messages: the lock with every read it decides on, then its writes with the COMMIT', async () => {
+        const { workflow, execution } = await parked(PaymentWorkflow);
+        const mark = bench.sent.mark();
+        const signal = await bench.harness.service.signal(workflow.id, 'payment', {
+          idempotencyKey: 'k-1',
+          payload: { note: AWKWARD },
+        });
+
+        expect(bench.sent.shapes(mark)).toEqual([
+          [
+            'BEGIN',
+            'SELECT geneva_drive_workflows FOR UPDATE',
+            'SELECT geneva_drive_step_executions',
+            'SELECT geneva_drive_signals',
+          ],
+          ['INSERT geneva_drive_signals', 'UPDATE geneva_drive_step_executions', 'COMMIT'],
+        ]);
+        for (const message of bench.sent.since(mark)) expect(message.sql).not.toContain(AWKWARD);
+        expect(await bench.execution(execution.id)).toMatchObject({
+          state: 'scheduled',
+          signalId: signal.id,
+        });
+        const [stored] = await bench.harness.service.signals(workflow.id);
+        expect(stored).toMatchObject({
+          id: signal.id,
+          state: 'claimed',
+          claimed: 1,
+          idempotencyKey: 'k-1',
+          payload: { note: AWKWARD },
+        });
+
+        const again = bench.sent.mark();
+        const duplicate = await bench.harness.service.signal(workflow.id, 'payment', {
+          idempotencyKey: 'k-1',
+        });
+        expect(duplicate).toMatchObject({ id: signal.id, duplicateDelivery: true });
+        expect(bench.sent.shapes(again)).toEqual([
+          [
+            'BEGIN',
+            'SELECT geneva_drive_workflows FOR UPDATE',
+            'SELECT geneva_drive_step_executions',
+            'SELECT geneva_drive_signals',
+          ],
+          ['COMMIT'],
+        ]);
+      });
+
+      it("reads the hero only when a parked step's matcher has a predicate that may use it", async () => {
+        const { workflow, execution } = await parked(MatcherWorkflow, 'big');
+        const small = bench.sent.mark();
+        await bench.harness.service.signal(workflow.id, 'payment', { payload: { amount: 5 } });
+        expect(bench.sent.shapes(small)).toEqual([
+          [
+            'BEGIN',
+            'SELECT geneva_drive_workflows FOR UPDATE',
+            'SELECT geneva_drive_step_executions',
+          ],
+          ['SELECT test_orders'],
+          ['INSERT geneva_drive_signals', 'COMMIT'],
+        ]);
+        expect(await bench.execution(execution.id)).toMatchObject({ state: 'waiting' });
+
+        await bench.harness.service.signal(workflow.id, 'payment', { payload: { amount: 500 } });
+        expect(await bench.execution(execution.id)).toMatchObject({ state: 'scheduled' });
       });
     });
 

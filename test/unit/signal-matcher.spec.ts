@@ -1,3 +1,4 @@
+import { matcherReadsContext } from '../../lib/api/signal-matcher';
 import { SignalEntity, SignalMatcher, StepConfigurationError, WorkflowEntity } from '../../lib';
 import type { WorkflowContext } from '../../lib';
 
@@ -85,5 +86,11 @@ describe('SignalMatcher', () => {
       false,
       true,
     ]);
+  });
+
+  it('tells a delivery whether matching reads the context (so the hero is loaded only then)', () => {
+    expect(matcherReadsContext(new SignalMatcher('paid'))).toBe(false);
+    expect(matcherReadsContext(new SignalMatcher('paid', () => true))).toBe(true);
+    expect(matcherReadsContext({ matches: () => true })).toBe(true);
   });
 });

@@ -58,6 +58,38 @@ export class LibraryTable<E extends object> {
     return { text, values: [id] };
   }
 
+  /**
+   * `SELECT` of the rows equal to `criteria` (by property), ordered by `orderBy` ascending
+   * (`FOR UPDATE` when `lock`).
+   */
+  selectWhere(
+    criteria: Record<string, string>,
+    orderBy: readonly string[],
+    lock: boolean,
+  ): BoundStatement {
+    const conditions = Object.keys(criteria).map((property) => this.column(property));
+    const order = orderBy.map((property) => this.column(property));
+    const columns = this.columns();
+    const shape =
+      `W ${lock} ${conditions.map((column) => column.property).join(' ')} ` +
+      `O ${order.map((column) => column.property).join(' ')}`;
+    const text = this.text(shape, () => {
+      const list = columns.map((column) => column.quoted).join(', ');
+      const wheres = conditions
+        .map((column, index) => `${column.quoted} = $${index + 1}`)
+        .join(' AND ');
+      const ordering =
+        order.length > 0
+          ? ` ORDER BY ${order.map((column) => `${column.quoted} ASC`).join(', ')}`
+          : '';
+      return `SELECT ${list} FROM ${this.quotedTable} WHERE ${wheres}${ordering}${lock ? ' FOR UPDATE' : ''}`;
+    });
+    return {
+      text,
+      values: conditions.map((column) => this.parameter(column, criteria[column.property])),
+    };
+  }
+
   /** `INSERT` of one row: the properties it sets (undefined ones are left to their default). */
   insert(row: Record<string, unknown>): BoundStatement {
     const columns = this.columns().filter((column) => row[column.property] !== undefined);

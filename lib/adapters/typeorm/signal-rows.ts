@@ -7,6 +7,8 @@ import { ExecutionColumns } from './execution-columns';
 import type { UnitOfWork } from './unit-of-work';
 import { newSignalRow } from '../../entities/new-rows';
 import type { PartialRow } from './partial-row';
+import type { PostgresQueryBatch } from '../postgres/postgres-query-batch';
+import type { SignalDeliveryRows } from '../../ports/workflow.repository';
 
 /**
  * Reads and writes of signal rows. Every caller holds the workflow row lock, so reads that decide
@@ -32,6 +34,36 @@ export class SignalRows {
         .andWhere('signal.name = :name', { name })
         .andWhere('signal.idempotencyKey = :idempotencyKey', { idempotencyKey }),
     ).getOne();
+  }
+
+  /**
+   * PostgreSQL's batched `signal()`: the workflow lock, the duplicate lookup and the parked
+   * executions in one round trip with the transaction's opening. The two reads run after the
+   * lock is granted (statements run in order) and, in READ COMMITTED, see every delivery that
+   * committed before it.
+   */
+  async lockForDelivery(
+    batch: PostgresQueryBatch,
+    workflowId: string,
+    name: string,
+    idempotencyKey: string | null,
+  ): Promise<SignalDeliveryRows> {
+    const { workflows, executions, signals } = batch.tables;
+    const reads = [
+      workflows.selectById(workflowId, true),
+      executions.selectWhere({ workflowId, state: 'waiting' }, ['createdAt', 'id'], false),
+    ];
+    if (idempotencyKey !== null)
+      reads.push(signals.selectWhere({ workflowId, name, idempotencyKey }, [], false));
+    const [workflowRead, waitingRead, duplicateRead] = await batch.readTogether(reads);
+    const workflowRow = workflowRead.rows[0];
+    if (!workflowRow) return { workflow: null, duplicate: null, waiting: [] };
+    const duplicateRow = duplicateRead?.rows[0];
+    return {
+      workflow: workflows.hydrate(workflowRow),
+      duplicate: duplicateRow ? signals.hydrate(duplicateRow) : null,
+      waiting: waitingRead.rows.map((row) => executions.hydrate(row)),
+    };
   }
 
   async findById(uow: UnitOfWork, id: string): Promise<SignalEntity | null> {
@@ -98,6 +130,12 @@ export class SignalRows {
     const now = new Date();
     const signal = newSignalRow(uuidv7(), fields, now);
     const { duplicateDelivery: _notAColumn, ...row } = signal;
+    if (uow.batch) {
+      // The batched path is signal()'s, which looked the key up under the workflow lock in this
+      // transaction (lockForDelivery): no row holds it, and a violation would fail the commit.
+      uow.batch.insert(uow.batch.tables.signals, signal);
+      return signal;
+    }
     const manager = await uow.manager();
     if (fields.idempotencyKey === null) {
       await manager.insert(SignalEntity, row as PartialRow<SignalEntity>);
@@ -137,6 +175,13 @@ export class SignalRows {
     changes: Partial<SignalEntity>,
   ): Promise<void> {
     const updatedAt = new Date();
+    if (uow.batch) {
+      // Held back: a later read through the manager flushes it first; a claim of the signal this
+      // transaction inserted joins that INSERT.
+      uow.batch.update(uow.batch.tables.signals, { id: signal.id }, { ...changes, updatedAt });
+      Object.assign(signal, changes, { updatedAt });
+      return;
+    }
     await (
       await uow.manager()
     ).update(SignalEntity, { id: signal.id }, {

@@ -23,6 +23,7 @@ import {
   type RepositoryTransaction,
   type SchemaFeatures,
   type SignalChanges,
+  type SignalDeliveryRows,
   type TransactionOptions,
   type WorkflowChanges,
 } from '../../ports/workflow.repository';
@@ -237,6 +238,18 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
 
   sweepStrayExecutions(tx: RepositoryTransaction, workflowId: string): Promise<void> {
     return this.rows.sweepStrayExecutions(uow(tx), workflowId);
+  }
+
+  override lockForSignal(
+    tx: RepositoryTransaction,
+    workflowId: string,
+    name: string,
+    idempotencyKey: string | null,
+  ): Promise<SignalDeliveryRows> {
+    const unit = uow(tx);
+    if (unit.batch)
+      return this.signalRows.lockForDelivery(unit.batch, workflowId, name, idempotencyKey);
+    return super.lockForSignal(tx, workflowId, name, idempotencyKey);
   }
 
   findSignalByKey(
