@@ -21,7 +21,11 @@ import {
 import { defaultQueues, resolveModuleOptions } from './options/resolve-module-options';
 import type { ResolvedGenevaDriveOptions } from './options/resolved-options.interface';
 import { GENEVA_DRIVE_RESOLVED_OPTIONS } from './options/resolved-options.token';
+import { BullmqQueueSource } from './adapters/bullmq/bullmq-queue.source';
 import { BullmqStepJobQueue } from './adapters/bullmq/bullmq-step-job.queue';
+import { RedisQueueSource } from './adapters/bullmq/redis-queue.source';
+import { PostgresQueueSource } from './adapters/bullmq-postgres/postgres-queue.source';
+import { PostgresTransportWorkers } from './adapters/bullmq-postgres/postgres-transport.workers';
 import { createStepProcessor } from './adapters/bullmq/step.processor';
 import { StepJobQueue } from './queue/step-job.queue';
 import { WorkerLifecycleService } from './adapters/bullmq/worker-lifecycle.service';
@@ -107,9 +111,9 @@ function assemble(base: DynamicModule, statics: StaticOptions, source: string): 
     ],
     exports: [...GENEVA_DRIVE_EXPORTS, optionsModule, GENEVA_DRIVE_REAL_MODULE_MARKER],
   };
-  return transport === 'local'
-    ? withLocalTransport(core)
-    : withBullmq(core, optionsModule, consumed);
+  if (transport === 'local') return withLocalTransport(core);
+  if (transport === 'postgres') return withBullmqOnPostgres(core);
+  return withBullmq(core, optionsModule, consumed);
 }
 
 /** Steps in this process: no BullMQ, no Redis connection. */
@@ -121,6 +125,24 @@ function withLocalTransport(core: DynamicModule): DynamicModule {
       LocalStepJobQueue,
       { provide: StepJobQueue, useExisting: LocalStepJobQueue },
       LocalTransportRecovery,
+    ],
+  };
+}
+
+/**
+ * BullMQ on its PostgreSQL backend: the library creates the queues and workers (`@nestjs/bullmq`
+ * builds Redis ones only); no Redis connection.
+ */
+function withBullmqOnPostgres(core: DynamicModule): DynamicModule {
+  return {
+    ...core,
+    providers: [
+      ...core.providers!,
+      PostgresQueueSource,
+      { provide: BullmqQueueSource, useExisting: PostgresQueueSource },
+      BullmqStepJobQueue,
+      { provide: StepJobQueue, useExisting: BullmqStepJobQueue },
+      PostgresTransportWorkers,
     ],
   };
 }
@@ -153,7 +175,10 @@ function withBullmq(
     providers: [
       ...core.providers!,
       ...processors,
-      { provide: StepJobQueue, useClass: BullmqStepJobQueue },
+      RedisQueueSource,
+      { provide: BullmqQueueSource, useExisting: RedisQueueSource },
+      BullmqStepJobQueue,
+      { provide: StepJobQueue, useExisting: BullmqStepJobQueue },
       WorkerLifecycleService,
     ],
   };

@@ -86,9 +86,9 @@ export interface GenevaDriveQueueOptions {
 }
 
 /**
- * Where step jobs travel: `'redis'` (BullMQ on Redis, the default) or `'local'` (in this process,
- * no Redis: one process only, durable through the database). `'postgres'` (BullMQ's PostgreSQL
- * backend) is named by the 0.2 contract and refused at boot until it ships.
+ * Where step jobs travel: `'redis'` (BullMQ on Redis, the default), `'postgres'` (BullMQ 6's
+ * PostgreSQL backend, no Redis) or `'local'` (in this process, no Redis: one process only,
+ * durable through the database).
  */
 export type GenevaDriveTransport = 'redis' | 'postgres' | 'local';
 
@@ -102,10 +102,12 @@ export interface GenevaDriveModuleOptions {
   transport?: GenevaDriveTransport;
   /**
    * default { host: '127.0.0.1', port: 6379 }. Connection options, or an ioredis client (a
-   * `Cluster` for Redis Cluster, with a prefix in braces).
+   * `Cluster` for Redis Cluster, with a prefix in braces). With `transport: 'postgres'`: a
+   * node-postgres pool config (`{ connectionString }`, or host, port, user, password, database;
+   * `schema` too), default the TypeORM data source's database.
    */
   connection?: GenevaDriveConnectionOptions | GenevaDriveRedisClient;
-  /** BullMQ key prefix, default 'geneva-drive' */
+  /** BullMQ key prefix, default 'geneva-drive'; with `transport: 'postgres'`, the schema of BullMQ's tables */
   prefix?: string;
   /** TypeORM data source name, default: the default data source */
   dataSource?: string;

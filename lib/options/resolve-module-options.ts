@@ -6,6 +6,7 @@ import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from '../common/constants';
 import { ModuleOptionsError } from '../errors/module-options.error';
 import type {
   GenevaDriveModuleOptions,
+  GenevaDriveTransport,
   GenevaDriveQueueOptions,
 } from '../interfaces/module-options.interface';
 import { HousekeepingOptionsSchema, ModuleOptionsSchema } from './module-options.schema';
@@ -75,7 +76,9 @@ export function resolveModuleOptions(
   const deleteAfter = housekeeping.deleteCompletedWorkflowsAfter;
   const visibility = raw.waitingVisibilityThreshold;
   return {
-    connection: raw.connection ?? { host: '127.0.0.1', port: 6379 },
+    // On PostgreSQL, {} stands for the TypeORM data source's database.
+    connection:
+      raw.connection ?? (transport === 'postgres' ? {} : { host: '127.0.0.1', port: 6379 }),
     prefix,
     dataSource: raw.dataSource,
     queues: defaultQueues(raw.queues),
@@ -125,12 +128,13 @@ export function resolveModuleOptions(
 }
 
 /** The transport, with the combinations that cannot work refused by name. */
-function resolveTransport(raw: GenevaDriveModuleOptions, source: string): 'redis' | 'local' {
+function resolveTransport(raw: GenevaDriveModuleOptions, source: string): GenevaDriveTransport {
   const transport = raw.transport ?? 'redis';
-  if (transport === 'postgres') {
+  if (transport === 'postgres' && raw.connection !== undefined && !isPlainObject(raw.connection)) {
     throw new ModuleOptionsError(
-      `${source}: transport 'postgres' (BullMQ's PostgreSQL backend) is not available in this release. ` +
-        "Use 'redis', or 'local' for a single process without Redis.",
+      `${source}: transport 'postgres' takes connection as a node-postgres pool config ` +
+        '({ connectionString } or host, port, user, password, database), not a Redis client. ' +
+        "Omit connection to use the TypeORM data source's database.",
     );
   }
   if (transport === 'local' && raw.worker === false) {

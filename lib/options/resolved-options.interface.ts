@@ -5,6 +5,7 @@ import type {
   GenevaDriveConnectionOptions,
   GenevaDriveQueueOptions,
   GenevaDriveRedisClient,
+  GenevaDriveTransport,
 } from '../interfaces/module-options.interface';
 import type { StepChainLimits } from '../runner/step-chain';
 
@@ -15,8 +16,7 @@ export interface ResolvedGenevaDriveOptions {
   dataSource: string | undefined;
   queues: Record<string, Required<GenevaDriveQueueOptions>>;
   defaultQueue: string;
-  /** `'postgres'` is refused at resolution, until it ships. */
-  transport: 'redis' | 'local';
+  transport: GenevaDriveTransport;
   worker: boolean;
   enqueueAfterCommit: boolean;
   housekeeping: {

@@ -32,7 +32,7 @@ export class TransportOutage {
     this.down = true;
     const reason = cause instanceof Error ? cause.message : String(cause);
     const error = new Error(
-      `The step-job transport (Redis at ${describeConnection(this.options.connection)}) is unreachable: ${reason}. ` +
+      `The step-job transport (${describeTransport(this.options)}) is unreachable: ${reason}. ` +
         'start() and signal() still commit; their jobs are enqueued once it answers again, and ' +
         "housekeeping's reconciliation enqueues any that were lost.",
     );
@@ -52,10 +52,30 @@ export class TransportOutage {
   recovered(): void {
     if (!this.down) return;
     this.down = false;
-    this.logger.log(
-      `The step-job transport (Redis at ${describeConnection(this.options.connection)}) answers again.`,
-    );
+    this.logger.log(`The step-job transport (${describeTransport(this.options)}) answers again.`);
   }
+}
+
+/** The transport and where it points, without credentials: `Redis at 127.0.0.1:6379`. */
+export function describeTransport(
+  options: Pick<ResolvedGenevaDriveOptions, 'transport' | 'connection'>,
+): string {
+  if (options.transport !== 'postgres') return `Redis at ${describeConnection(options.connection)}`;
+  const given = options.connection as {
+    host?: unknown;
+    port?: unknown;
+    connectionString?: unknown;
+  };
+  if (typeof given.connectionString === 'string') {
+    try {
+      return `BullMQ on PostgreSQL at ${new URL(given.connectionString).host}`;
+    } catch {
+      return 'BullMQ on PostgreSQL at the configured connectionString';
+    }
+  }
+  if (typeof given.host === 'string')
+    return `BullMQ on PostgreSQL at ${given.host}:${typeof given.port === 'number' ? given.port : 5432}`;
+  return "BullMQ on PostgreSQL in the data source's database";
 }
 
 /** Where the connection points, without credentials: `host:port`, a URL's host, or cluster nodes. */

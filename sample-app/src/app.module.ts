@@ -11,7 +11,13 @@ import {
   GenevaDriveModule,
 } from 'nestjs-geneva-drive';
 import { CAMPAIGN_ENTITIES, CampaignsModule } from './campaigns/campaigns.module';
-import { SAMPLE_APP_CONFIG, configFromEnv, parseRedisUrl, type SampleAppConfig } from './config';
+import {
+  SAMPLE_APP_CONFIG,
+  configFromEnv,
+  parseRedisUrl,
+  transportOf,
+  type SampleAppConfig,
+} from './config';
 import { ensureSchema } from './database';
 import { Order } from './orders/order.entity';
 import { OrdersModule } from './orders/orders.module';
@@ -54,6 +60,7 @@ async function databaseOptions(config: SampleAppConfig): Promise<TypeOrmModuleOp
 export class AppModule {
   static forRoot(overrides: Partial<SampleAppConfig> = {}): DynamicModule {
     const config: SampleAppConfig = { ...configFromEnv(), ...overrides };
+    const transport = transportOf(config);
     return {
       module: AppModule,
       imports: [
@@ -63,11 +70,14 @@ export class AppModule {
         ScheduleModule.forRoot(),
         TypeOrmModule.forRootAsync({ useFactory: () => databaseOptions(config) }),
         GenevaDriveModule.forRootAsync({
-          transport: config.redisUrl ? 'redis' : 'local',
-          useFactory: () =>
-            config.redisUrl
-              ? { connection: parseRedisUrl(config.redisUrl), prefix: config.redisPrefix }
-              : { transport: 'local' as const },
+          transport,
+          useFactory: () => ({
+            transport,
+            ...(transport === 'redis' && config.redisUrl
+              ? { connection: parseRedisUrl(config.redisUrl) }
+              : {}),
+            prefix: config.redisPrefix,
+          }),
           // Housekeeping (cleanup of old workflows, recovery of stuck steps, gauges) runs on its
           // default cron ('*/5 * * * *') through the SchedulerRegistry imported above.
         }),

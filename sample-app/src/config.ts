@@ -1,4 +1,4 @@
-import type { GenevaDriveConnectionOptions } from 'nestjs-geneva-drive';
+import type { GenevaDriveConnectionOptions, GenevaDriveTransport } from 'nestjs-geneva-drive';
 
 /** Injection token of the resolved {@link SampleAppConfig}. */
 export const SAMPLE_APP_CONFIG = Symbol('SAMPLE_APP_CONFIG');
@@ -13,8 +13,14 @@ export interface SampleAppConfig {
   schema: string;
   /** Redis connection string for BullMQ (env `REDIS_URL`); null: the local transport, no Redis. */
   redisUrl: string | null;
-  /** BullMQ key prefix (env `REDIS_PREFIX`). */
+  /** BullMQ key prefix (env `REDIS_PREFIX`); on the PostgreSQL transport, BullMQ's schema. */
   redisPrefix: string;
+  /**
+   * How steps travel (env `GENEVA_TRANSPORT`); null: 'redis' with a Redis URL, else 'local'
+   * (`transportOf`). 'postgres' (BullMQ on PostgreSQL, in the `DATABASE_URL` database) needs a
+   * `DATABASE_URL`.
+   */
+  transport: GenevaDriveTransport | null;
 }
 
 /**
@@ -28,7 +34,23 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppCo
     schema: env.DATABASE_SCHEMA ?? 'sample_app',
     redisUrl: env.REDIS_URL || null,
     redisPrefix: env.REDIS_PREFIX ?? 'sample-app',
+    transport: (env.GENEVA_TRANSPORT || null) as GenevaDriveTransport | null,
   };
+}
+
+/** The transport the configuration asks for, its requirements checked. */
+export function transportOf(config: SampleAppConfig): GenevaDriveTransport {
+  const transport = config.transport ?? (config.redisUrl ? 'redis' : 'local');
+  if (transport !== 'redis' && transport !== 'postgres' && transport !== 'local') {
+    throw new Error(`GENEVA_TRANSPORT must be redis, postgres or local, got '${String(transport)}'`);
+  }
+  if (transport === 'redis' && !config.redisUrl) {
+    throw new Error('GENEVA_TRANSPORT=redis needs REDIS_URL (redis://host:port)');
+  }
+  if (transport === 'postgres' && !config.databaseUrl) {
+    throw new Error("GENEVA_TRANSPORT=postgres needs DATABASE_URL: BullMQ's jobs go to that database");
+  }
+  return transport;
 }
 
 /** One line saying where the app keeps its state and how steps travel (its first log line). */
@@ -36,9 +58,11 @@ export function describeSetup(config: SampleAppConfig): string {
   const database = config.databaseUrl
     ? `PostgreSQL (DATABASE_URL, schema ${config.schema})`
     : `SQLite in ${config.sqliteFile} (set DATABASE_URL for PostgreSQL)`;
-  const transport = config.redisUrl
-    ? 'steps on BullMQ/Redis (REDIS_URL)'
-    : "steps in this process, transport 'local' (set REDIS_URL for BullMQ on Redis)";
+  const transport = {
+    redis: 'steps on BullMQ/Redis (REDIS_URL)',
+    postgres: 'steps on BullMQ/PostgreSQL (GENEVA_TRANSPORT=postgres), no Redis',
+    local: "steps in this process, transport 'local' (set REDIS_URL for BullMQ on Redis)",
+  }[transportOf(config)];
   return `Sample app on ${database}, ${transport}`;
 }
 

@@ -177,7 +177,6 @@ describe(`local transport (${testDatabaseLabel}, no Redis)`, () => {
 
     it.each([
       [{ transport: 'local', worker: false }, /worker: false would leave every step unrun/],
-      [{ transport: 'postgres' }, /transport 'postgres' .* is not available in this release/],
       [{ transport: 'kafka' }, /transport must be one of 'redis', 'postgres', 'local'/],
     ] as Array<[GenevaDriveModuleOptions, RegExp]>)('%j', async (options, message) => {
       const error = await compile(options).then(

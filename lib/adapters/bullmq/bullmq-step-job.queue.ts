@@ -1,7 +1,4 @@
-import { getQueueToken } from '@nestjs/bullmq';
-import { Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { Queue, type ConnectionOptions } from 'bullmq';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { EXPIRE_WAIT_JOB_NAME, PERFORM_STEP_JOB_NAME } from '../../common/constants';
 import { InjectResolvedOptions } from '../../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
@@ -13,24 +10,23 @@ import type {
 } from '../../queue/step-job-transport-probe';
 import { StepJobQueue } from '../../queue/step-job.queue';
 import { TransportOutage } from '../../queue/transport-outage';
+import { BullmqQueueSource } from './bullmq-queue.source';
 
-/** Job-state lookups sent to Redis at once (ioredis pipelines concurrent commands). */
+/** Job-state lookups sent at once (on Redis, ioredis pipelines concurrent commands). */
 const PRESENCE_CHUNK = 200;
 
 /**
- * Step jobs on BullMQ. Queues this process registered come from `@nestjs/bullmq`; queues it only
- * produces to (a step's `jobOptions.queue`) are created lazily and closed at shutdown. Job states
- * can be looked up (`StepJobInspector`) for the reconciliation of scheduled executions.
+ * Step jobs on BullMQ, on Redis or on BullMQ's PostgreSQL backend (the `BullmqQueueSource` says
+ * which). Job states can be looked up (`StepJobInspector`) for the reconciliation of scheduled
+ * executions.
  */
 @Injectable()
 export class BullmqStepJobQueue
   extends StepJobQueue
-  implements StepJobInspector, StepJobTransportProbe, OnModuleInit, BeforeApplicationShutdown
+  implements StepJobInspector, StepJobTransportProbe, OnModuleInit
 {
-  private readonly producedOnly = new Map<string, Queue>();
-
   constructor(
-    private readonly moduleRef: ModuleRef,
+    private readonly queues: BullmqQueueSource,
     private readonly outage: TransportOutage,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {
@@ -38,19 +34,20 @@ export class BullmqStepJobQueue
   }
 
   /**
-   * Listens to the registered queues' connection errors: without a listener BullMQ prints every
-   * reconnect attempt of an unreachable Redis; with it, the outage is told once.
+   * Listens to the consumed queues' connection errors: without a listener BullMQ prints every
+   * reconnect attempt of an unreachable transport; with it, the outage is told once.
    */
   onModuleInit(): void {
-    for (const name of Object.keys(this.options.queues)) this.watch(this.registeredQueue(name));
+    for (const queue of this.queues.consumedQueues())
+      queue.on('error', (error: Error) => void this.outage.failed(error));
   }
 
   async add(job: StepJob): Promise<void> {
     const { name, data, opts } = bullmqJob(job);
-    await this.queueNamed(job.queue).add(name, data, opts);
+    await this.queues.queue(job.queue).add(name, data, opts);
   }
 
-  /** One `addBulk` (one Redis round trip, atomic) per queue the jobs go to. */
+  /** One `addBulk` (one round trip, atomic) per queue the jobs go to. */
   override async addBulk(jobs: readonly StepJob[]): Promise<void> {
     const byQueue = new Map<string, StepJob[]>();
     for (const job of jobs) {
@@ -59,7 +56,7 @@ export class BullmqStepJobQueue
       byQueue.set(job.queue, group);
     }
     for (const [queue, group] of byQueue) {
-      await this.queueNamed(queue).addBulk(group.map(bullmqJob));
+      await this.queues.queue(queue).addBulk(group.map(bullmqJob));
     }
   }
 
@@ -67,7 +64,7 @@ export class BullmqStepJobQueue
     queue: string,
     jobIds: readonly string[],
   ): Promise<Map<string, StepJobPresence>> {
-    const target = this.queueNamed(queue);
+    const target = this.queues.queue(queue);
     const presence = new Map<string, StepJobPresence>();
     for (let start = 0; start < jobIds.length; start += PRESENCE_CHUNK) {
       const chunk = jobIds.slice(start, start + PRESENCE_CHUNK);
@@ -88,7 +85,7 @@ export class BullmqStepJobQueue
   }
 
   /**
-   * The workers the transport sees on each registered queue: one round trip per queue on the
+   * The workers the transport sees on each consumed queue: one round trip per queue on the
    * queue's own connection (BullMQ's public API, whatever its backend), so it also proves the
    * transport answers.
    */
@@ -96,56 +93,9 @@ export class BullmqStepJobQueue
     return Promise.all(
       Object.keys(this.options.queues).map(async (name) => ({
         queue: name,
-        workers: await this.queueNamed(name).getWorkersCount(),
+        workers: await this.queues.queue(name).getWorkersCount(),
       })),
     );
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    // A BullMQ queue closed while its Redis connection is still being established (an app whose
-    // boot failed at once, a queue first used just before shutdown) emits an `error` nobody can
-    // listen to any more, which throws; so give each a moment to connect first. `@nestjs/bullmq`
-    // closes the registered queues next.
-    await Promise.all(
-      [...this.producedOnly.values()].map(async (queue) => {
-        await untilReady(queue);
-        await queue.close();
-      }),
-    );
-    this.producedOnly.clear();
-    await Promise.all(
-      Object.keys(this.options.queues).map((name) => untilReady(this.registeredQueue(name))),
-    );
-  }
-
-  private watch(queue: Queue | null): void {
-    queue?.on('error', (error: Error) => void this.outage.failed(error));
-  }
-
-  private registeredQueue(name: string): Queue | null {
-    try {
-      return this.moduleRef.get<Queue>(getQueueToken(name), { strict: false });
-    } catch {
-      return null;
-    }
-  }
-
-  private queueNamed(name: string): Queue {
-    if (name in this.options.queues) {
-      return this.moduleRef.get<Queue>(getQueueToken(name), { strict: false });
-    }
-    let queue = this.producedOnly.get(name);
-    if (!queue) {
-      queue = new Queue(name, {
-        // BullMQ 5's ConnectionOptions needs the assertion; BullMQ 6's takes the object as it is.
-        // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
-        connection: this.options.connection as ConnectionOptions,
-        prefix: this.options.prefix,
-      });
-      this.watch(queue);
-      this.producedOnly.set(name, queue);
-    }
-    return queue;
   }
 }
 
@@ -165,18 +115,4 @@ function bullmqJob(job: StepJob) {
       removeOnFail: { age: 604_800 },
     },
   };
-}
-
-/** Resolves once the queue's connection is ready, or after at most 2 s (Redis unreachable). */
-async function untilReady(queue: Queue | null): Promise<void> {
-  if (!queue) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    queue.waitUntilReady().then(
-      () => undefined,
-      () => undefined,
-    ),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, 2_000))),
-  ]);
-  clearTimeout(timer);
 }

@@ -1,9 +1,10 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Type } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { EXPIRE_WAIT_JOB_NAME, GENEVA_DRIVE_BULL_CONFIG_KEY } from '../../common/constants';
+import { GENEVA_DRIVE_BULL_CONFIG_KEY } from '../../common/constants';
 import { WorkflowRunner } from '../../runner/workflow.runner';
 import type { StepJobData } from '../../queue/step-job.interface';
+import { handleStepJob } from './step-job.handler';
 
 /** Base of the per-queue processors: hands each job to the runner (a step, or a wait's timeout). */
 export abstract class StepProcessor extends WorkerHost {
@@ -11,15 +12,8 @@ export abstract class StepProcessor extends WorkerHost {
     super();
   }
 
-  async process(job: Job<StepJobData>): Promise<void> {
-    if (job.name === EXPIRE_WAIT_JOB_NAME) {
-      await this.runner.expireWait(job.data);
-      return;
-    }
-    await this.runner.performJob(job.data, {
-      queue: job.queueName,
-      priority: job.opts.priority || undefined,
-    });
+  process(job: Job<StepJobData>): Promise<void> {
+    return handleStepJob(this.runner, job);
   }
 }
 

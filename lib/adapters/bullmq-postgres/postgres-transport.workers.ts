@@ -1,0 +1,82 @@
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { Worker, type Job } from 'bullmq';
+import { WorkflowRegistry } from '../../discovery/workflow.registry';
+import { InjectResolvedOptions } from '../../options/resolved-options.token';
+import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
+import type { StepJobData } from '../../queue/step-job.interface';
+import { TransportOutage } from '../../queue/transport-outage';
+import { unconsumedQueues } from '../../queue/unconsumed-queues';
+import { ShutdownSignal } from '../../resumable/shutdown.signal';
+import { WorkflowRunner } from '../../runner/workflow.runner';
+import { handleStepJob } from '../bullmq/step-job.handler';
+import { PostgresQueueSource } from './postgres-queue.source';
+
+/**
+ * The BullMQ workers of `transport: 'postgres'`, one per consumed queue, started at bootstrap
+ * (none with `worker: false`). At shutdown the workers finish their in-flight steps before the
+ * queues close, and both before `@nestjs/typeorm` destroys the DataSource.
+ */
+@Injectable()
+export class PostgresTransportWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly defaultLogger = new Logger('GenevaDrive');
+  private readonly workers: Array<Pick<Worker, 'close'>> = [];
+
+  constructor(
+    private readonly queues: PostgresQueueSource,
+    private readonly runner: WorkflowRunner,
+    private readonly registry: WorkflowRegistry,
+    private readonly shutdown: ShutdownSignal,
+    private readonly outage: TransportOutage,
+    @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    // Refuses a BullMQ without the backend, or a data source that is not PostgreSQL, at boot.
+    void this.queues.backend;
+    void this.queues.connection;
+    if (!this.options.worker) return;
+    this.warnAboutUnconsumedQueues();
+    for (const [name, { concurrency }] of Object.entries(this.options.queues)) {
+      const worker = new Worker(
+        name,
+        // Every job on the library's queues carries StepJobData (BullmqStepJobQueue adds them).
+        (job: Job) => handleStepJob(this.runner, job as Job<StepJobData>),
+        { connection: this.queues.connection, concurrency, autorun: false },
+        this.queues.backend,
+      );
+      worker.on('error', (error: Error) => void this.outage.failed(error));
+      worker.run().catch((error: unknown) => {
+        this.logger.error(`BullMQ worker for queue '${name}' stopped: ${String(error)}`);
+      });
+      this.workers.push(worker);
+    }
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    // Resumable steps stop at their next checkpoint; a successor continues after the restart.
+    this.shutdown.raise();
+    await Promise.all(this.workers.splice(0).map((worker) => worker.close()));
+    await this.queues.close();
+  }
+
+  private get logger() {
+    return this.options.logger ?? this.defaultLogger;
+  }
+
+  /** A step routed to a queue no worker here consumes would wait forever unless another process does. */
+  private warnAboutUnconsumedQueues(): void {
+    const consumed = Object.keys(this.options.queues);
+    const missing = unconsumedQueues(this.registry.all(), consumed, this.options.defaultQueue);
+    for (const [queue, steps] of missing) {
+      this.logger.warn(
+        `Queue '${queue}' is used by ${steps.join(', ')} but this process consumes only ${consumed.join(', ') || 'no queue'}. ` +
+          `Add it to the module's queues option here, or make sure another process consumes it.`,
+      );
+    }
+  }
+}
