@@ -23,6 +23,7 @@ const BENCHMARKS: Array<{ name: string; file: string }> = [
   { name: 'throughput', file: 'throughput.bench.ts' },
   { name: 'flatness', file: 'flatness.bench.ts' },
   { name: 'signal-wake', file: 'signal-wake.bench.ts' },
+  { name: 'transports', file: 'transports.bench.ts' },
   { name: 'scale-out', file: 'scale-out.bench.ts' },
   { name: 'memory', file: 'memory.bench.ts' },
   { name: 'resumable', file: 'resumable-checkpoint.bench.ts' },

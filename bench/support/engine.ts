@@ -1,4 +1,5 @@
 import type { Provider, Type } from '@nestjs/common';
+import type { GenevaDriveTransport } from '../../lib';
 import { performance } from 'node:perf_hooks';
 import { Order } from '../../test/fixtures/order.entity';
 import { EngineHarness } from '../../test/e2e/support/engine-harness';
@@ -20,6 +21,8 @@ export interface BenchEngineOptions {
   worker?: boolean;
   /** Join another process's schema and queue prefix (a worker of the same deployment). */
   reuse?: { schema: string; prefix: string };
+  /** Where step jobs travel (default 'redis'); 'postgres' uses the bench's database. */
+  transport?: GenevaDriveTransport;
 }
 
 /**
@@ -35,6 +38,12 @@ export function bootEngine(options: BenchEngineOptions): Promise<EngineHarness> 
     options: {
       queues: { 'geneva-drive': { concurrency } },
       worker: options.worker ?? true,
+      ...(options.transport === 'postgres'
+        ? // {} stands for "the data source's database" (past the harness's Redis default).
+          { transport: 'postgres' as const, connection: {} }
+        : options.transport
+          ? { transport: options.transport }
+          : {}),
       // BENCH_PREPARED_STATEMENTS=true measures the opt-in named statements (default: unnamed).
       ...(process.env.BENCH_PREPARED_STATEMENTS === 'true' ? { preparedStatements: true } : {}),
     },
