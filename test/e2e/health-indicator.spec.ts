@@ -9,6 +9,7 @@ import { StepScript } from '../fixtures/step-script';
 import { PrivateRedis } from '../reliability/support/private-redis';
 import { testDatabaseLabel, testPooler } from './support/database';
 import { describeIf } from './support/describe-if';
+import { testTransport } from './support/transport';
 import { EngineHarness } from './support/engine-harness';
 import { testRedisCluster } from './support/redis';
 
@@ -26,7 +27,8 @@ class HealthController {
     return this.health.check([
       () =>
         this.genevaDrive.isHealthy('geneva-drive', {
-          maxStuckScheduled: maxStuckScheduled === undefined ? undefined : Number(maxStuckScheduled),
+          maxStuckScheduled:
+            maxStuckScheduled === undefined ? undefined : Number(maxStuckScheduled),
           maxWaitingOverdue: 10,
         }),
     ]);
@@ -61,8 +63,7 @@ describe(`GenevaDriveHealthIndicator (${testDatabaseLabel})`, () => {
 
   afterAll(() => harness?.close());
 
-  const ready = (query = '') =>
-    request(harness.app.getHttpServer()).get(`/health/ready${query}`);
+  const ready = (query = '') => request(harness.app.getHttpServer()).get(`/health/ready${query}`);
 
   it('is up with the database, the transport and this process’s worker seen', async () => {
     const response = await ready('?maxStuckScheduled=0').expect(200);
@@ -112,8 +113,8 @@ describe(`GenevaDriveHealthIndicator (${testDatabaseLabel})`, () => {
 });
 
 // A Redis of the test's own, so it can be killed: PostgreSQL only (the transport is the subject),
-// not through PgBouncer (nothing about the pooler changes what is measured).
-describeIf(testDatabaseLabel === 'PostgreSQL' && testPooler === null)(
+// not through PgBouncer (nothing about the pooler changes what is measured), on Redis only.
+describeIf(testDatabaseLabel === 'PostgreSQL' && testPooler === null && testTransport === 'redis')(
   'GenevaDriveHealthIndicator with a transport that does not answer',
   () => {
     let redis: PrivateRedis;
@@ -145,7 +146,9 @@ describeIf(testDatabaseLabel === 'PostgreSQL' && testPooler === null)(
         status: 'down',
         database: 'up',
         transport: 'down',
-        problems: [expect.stringMatching(/^transport: the transport did not answer within 2000 ms/)],
+        problems: [
+          expect.stringMatching(/^transport: the transport did not answer within 2000 ms/),
+        ],
       });
       redis.thaw();
       await readyOf(harness).expect(200);

@@ -8,6 +8,7 @@ import { ScriptedWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { testDatabaseLabel } from './support/database';
 import { describeIf } from './support/describe-if';
+import { testTransport } from './support/transport';
 import { DiagnosticsRecorder } from './support/diagnostics-recorder';
 import { EngineHarness } from './support/engine-harness';
 import { testRedisCluster } from './support/redis';
@@ -17,9 +18,9 @@ import { TcpProxy } from './support/tcp-proxy';
  * Redis going away under a running app (SPEC §16.5): `start()` resolves once its transaction
  * commits instead of waiting for Redis, the outage is reported once with the address, and the
  * jobs land and the workflows finish by themselves once Redis answers again. (Through a proxy in
- * front of the suite's single Redis: not on the Redis Cluster run.)
+ * front of the suite's single Redis: not on the Redis Cluster run, nor on the PostgreSQL transport.)
  */
-describeIf(testRedisCluster === null)(
+describeIf(testRedisCluster === null && testTransport === 'redis')(
   `transport outage (${testDatabaseLabel} + Redis behind a proxy)`,
   () => {
     let proxy: TcpProxy;

@@ -14,6 +14,7 @@ import { unconsumedQueues } from '../../queue/unconsumed-queues';
 import { ShutdownSignal } from '../../resumable/shutdown.signal';
 import { WorkflowRunner } from '../../runner/workflow.runner';
 import { handleStepJob } from '../bullmq/step-job.handler';
+import { untilReady } from '../bullmq/until-ready';
 import { PostgresQueueSource } from './postgres-queue.source';
 
 /**
@@ -24,7 +25,7 @@ import { PostgresQueueSource } from './postgres-queue.source';
 @Injectable()
 export class PostgresTransportWorkers implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly defaultLogger = new Logger('GenevaDrive');
-  private readonly workers: Array<Pick<Worker, 'close'>> = [];
+  private readonly workers: Array<Pick<Worker, 'close' | 'waitUntilReady'>> = [];
 
   constructor(
     private readonly queues: PostgresQueueSource,
@@ -35,7 +36,7 @@ export class PostgresTransportWorkers implements OnApplicationBootstrap, BeforeA
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     // Refuses a BullMQ without the backend, or a data source that is not PostgreSQL, at boot.
     void this.queues.backend;
     void this.queues.connection;
@@ -55,6 +56,9 @@ export class PostgresTransportWorkers implements OnApplicationBootstrap, BeforeA
       });
       this.workers.push(worker);
     }
+    // A worker is seen (getWorkersCount, the health indicator) once its LISTEN session is named,
+    // which waitUntilReady does: wait for that, a bounded moment, so boot ends with it counted.
+    await Promise.all(this.workers.map((worker) => untilReady(worker)));
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -14,6 +14,12 @@ import {
 } from '../../../lib';
 import { createSchema, dataSourceOptions, dropSchema, type EntitySchemaTarget } from './database';
 import { openTestRedis, testPrefix, type TestRedisConnection } from './redis';
+import {
+  dropTransportSchema,
+  postgresTransportQueue,
+  testTransport,
+  transportOptions,
+} from './transport';
 
 export interface EngineHarnessOptions {
   workflows: Provider[];
@@ -59,12 +65,15 @@ export class EngineHarness {
       const moduleRef = await Test.createTestingModule({
         imports: [
           TypeOrmModule.forRoot(
-            options.extra ? { ...dataSource, extra: { ...dataSource.extra, ...options.extra } } : dataSource,
+            options.extra
+              ? { ...dataSource, extra: { ...dataSource.extra, ...options.extra } }
+              : dataSource,
           ),
           GenevaDriveModule.forRoot({
             connection: redis.connection,
             prefix,
             housekeeping: { enabled: false },
+            ...transportOptions(),
             ...options.options,
           }),
           ...(options.imports ?? []),
@@ -107,13 +116,19 @@ export class EngineHarness {
       const workflow = await this.service.find(id);
       if (workflow && (await predicate(workflow))) return workflow;
       if (Date.now() > deadline) {
-        throw new Error(`Timed out waiting for workflow ${id}; last seen: ${JSON.stringify(workflow)}`);
+        throw new Error(
+          `Timed out waiting for workflow ${id}; last seen: ${JSON.stringify(workflow)}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
 
-  waitForState(id: string, state: WorkflowEntity['state'], timeoutMs?: number): Promise<WorkflowEntity> {
+  waitForState(
+    id: string,
+    state: WorkflowEntity['state'],
+    timeoutMs?: number,
+  ): Promise<WorkflowEntity> {
     return this.waitForWorkflow(id, (workflow) => workflow.state === state, timeoutMs);
   }
 
@@ -125,7 +140,10 @@ export class EngineHarness {
   queue(name = 'geneva-drive'): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.redis.connection, prefix: this.prefix });
+      queue =
+        testTransport === 'postgres'
+          ? postgresTransportQueue(name, this.prefix)
+          : new Queue(name, { connection: this.redis.connection, prefix: this.prefix });
       this.queues.set(name, queue);
     }
     return queue;
@@ -141,10 +159,15 @@ export class EngineHarness {
 
   async close(): Promise<void> {
     await this.app.close();
-    this.queue();
-    for (const queue of this.queues.values()) {
-      await queue.obliterate({ force: true });
-      await queue.close();
+    if (testTransport === 'postgres') {
+      for (const queue of this.queues.values()) await queue.close();
+      await dropTransportSchema(this.prefix);
+    } else {
+      this.queue();
+      for (const queue of this.queues.values()) {
+        await queue.obliterate({ force: true });
+        await queue.close();
+      }
     }
     this.queues.clear();
     await this.redis.release();
