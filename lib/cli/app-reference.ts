@@ -15,7 +15,7 @@ export function parseAppReference(text: string): AppReference {
   const exportName = split < 0 ? '' : text.slice(split + 1);
   if (file === '' || !EXPORT_NAME.test(exportName)) {
     throw new CliUsageError(
-      `--app '${text}' is not <file>#<export>: name the compiled file and the module class it exports, e.g. --app dist/app.module.js#GenevaDriveCliApp.`,
+      `--app '${text}' is not <file>#<export>: name the compiled file and the module class it exports, e.g. --app dist/app.module.js#AppModule.`,
     );
   }
   return { file, exportName };

@@ -50,9 +50,7 @@ function parseLimit(text: string | undefined): number {
   if (text === undefined) return DEFAULT_LIST_LIMIT;
   const limit = Number(text);
   if (!/^\d+$/.test(text) || limit < 1 || limit > MAX_LIST_LIMIT) {
-    throw new CliUsageError(
-      `--limit '${text}' is not a whole number from 1 to ${MAX_LIST_LIMIT}.`,
-    );
+    throw new CliUsageError(`--limit '${text}' is not a whole number from 1 to ${MAX_LIST_LIMIT}.`);
   }
   return limit;
 }

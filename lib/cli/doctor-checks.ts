@@ -24,7 +24,8 @@ const RUN_MIGRATIONS =
 
 export function databaseCheck(findings: HealthFindings): DoctorCheck {
   if (findings.database === 'up') return { name: 'database', status: 'ok', message: 'reachable' };
-  const problem = findings.problems.find((text) => text.startsWith('database:')) ?? 'database: down';
+  const problem =
+    findings.problems.find((text) => text.startsWith('database:')) ?? 'database: down';
   return {
     name: 'database',
     status: 'fail',
@@ -37,7 +38,11 @@ export function migrationsCheck(features: SchemaFeatures): DoctorCheck {
     ([, what]) => what,
   );
   if (missing.length === 0) {
-    return { name: 'migrations', status: 'ok', message: 'every migration of GENEVA_DRIVE_MIGRATIONS has run' };
+    return {
+      name: 'migrations',
+      status: 'ok',
+      message: 'every migration of GENEVA_DRIVE_MIGRATIONS has run',
+    };
   }
   return {
     name: 'migrations',
@@ -58,7 +63,8 @@ export function transportCheck(findings: HealthFindings, address: string): Docto
   if (findings.transport === 'up') {
     return { name: 'transport', status: 'ok', message: `Redis at ${address} answers` };
   }
-  const problem = findings.problems.find((text) => text.startsWith('transport:')) ?? 'transport: down';
+  const problem =
+    findings.problems.find((text) => text.startsWith('transport:')) ?? 'transport: down';
   return {
     name: 'transport',
     status: 'fail',
@@ -72,7 +78,8 @@ export function workersCheck(findings: HealthFindings): DoctorCheck {
   }
   const idle = findings.queues.filter((queue) => queue.workers === 0).map((queue) => queue.queue);
   const seen = findings.queues.map((queue) => `${queue.queue}: ${queue.workers}`).join(', ');
-  if (idle.length === 0) return { name: 'workers', status: 'ok', message: `workers seen per queue: ${seen}` };
+  if (idle.length === 0)
+    return { name: 'workers', status: 'ok', message: `workers seen per queue: ${seen}` };
   return {
     name: 'workers',
     status: 'warn',

@@ -3,7 +3,8 @@ import type { StepExecutionEntity } from '../entities/step-execution.entity';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import { cell, formatFields, formatTable } from './text-table';
 
-const hero = (row: WorkflowEntity) => (row.heroType === null ? '-' : `${row.heroType} ${row.heroId}`);
+const hero = (row: WorkflowEntity) =>
+  row.heroType === null ? '-' : `${row.heroType} ${row.heroId}`;
 const step = (row: WorkflowEntity) => row.currentStepName ?? row.nextStepName;
 
 /** `list`: one line per workflow. */
@@ -11,7 +12,14 @@ export function workflowsTable(rows: readonly WorkflowEntity[]): string {
   if (rows.length === 0) return 'No workflows match.';
   return formatTable(
     ['ID', 'CLASS', 'STATE', 'STEP', 'HERO', 'CREATED'],
-    rows.map((row) => [row.id, row.type, row.state, cell(step(row)), hero(row), cell(row.createdAt)]),
+    rows.map((row) => [
+      row.id,
+      row.type,
+      row.state,
+      cell(step(row)),
+      hero(row),
+      cell(row.createdAt),
+    ]),
   );
 }
 

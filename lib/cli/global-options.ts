@@ -18,7 +18,9 @@ export function splitGlobalOptions(argv: readonly string[]): GlobalOptions {
   const options: GlobalOptions = { app: null, json: false, args: [] };
   const setApp = (value: string | undefined) => {
     if (value === undefined || value === '' || value.startsWith('-')) {
-      throw new CliUsageError('--app needs a value: --app <file>#<export>, e.g. --app dist/app.module.js#GenevaDriveCliApp.');
+      throw new CliUsageError(
+        '--app needs a value: --app <file>#<export>, e.g. --app dist/app.module.js#AppModule.',
+      );
     }
     if (options.app !== null) throw new CliUsageError('--app is given twice: pass it once.');
     options.app = value;

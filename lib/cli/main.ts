@@ -7,7 +7,9 @@ runGenevaDriveCli(process.argv.slice(2)).then(
   // Exit at once: a client the app left open (a Redis reconnecting) must not hold the shell.
   (exitCode) => process.exit(exitCode),
   (error: unknown) => {
-    process.stderr.write(`geneva-drive: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `geneva-drive: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -58,7 +58,8 @@ export async function runGenevaDriveCli(
       serviceErrorHandler: (error) => {
         outcome.exitCode = exitCodeOf(error);
         // commander printed its usage errors and help itself.
-        if (outcome.exitCode !== CliExitCode.done) output.failure(error, outcome.exitCode, isCommanderError(error));
+        if (outcome.exitCode !== CliExitCode.done)
+          output.failure(error, outcome.exitCode, isCommanderError(error));
       },
       outputConfiguration: {
         writeOut: (text) => output.writeOut(text),

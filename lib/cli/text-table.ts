@@ -7,7 +7,10 @@ export function cell(value: unknown): string {
 }
 
 /** Rows under a header, each column as wide as its widest cell, two spaces apart. */
-export function formatTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+export function formatTable(
+  headers: readonly string[],
+  rows: ReadonlyArray<readonly string[]>,
+): string {
   const widths = headers.map((header, column) =>
     Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
   );

@@ -25,7 +25,10 @@ import { GenevaDriveCommand } from './geneva-drive.command';
  * seen, supported versions. Exit code 3 when the database or the transport cannot be reached, 1
  * when another check failed (a warning, such as no worker seen, does not fail it).
  */
-@Command({ name: 'doctor', description: 'Check the database, migrations, transport, workers and versions' })
+@Command({
+  name: 'doctor',
+  description: 'Check the database, migrations, transport, workers and versions',
+})
 export class DoctorCommand extends GenevaDriveCommand {
   protected async execute(params: string[]): Promise<CliExitCode> {
     expectArguments(params, 'no arguments', 0);

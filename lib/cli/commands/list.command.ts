@@ -27,17 +27,26 @@ export class ListCommand extends GenevaDriveCommand {
     return value;
   }
 
-  @Option({ flags: '--class <name>', description: "only this workflow class (its registered name)" })
+  @Option({
+    flags: '--class <name>',
+    description: 'only this workflow class (its registered name)',
+  })
   parseClass(value: string): string {
     return value;
   }
 
-  @Option({ flags: '--hero-type <type>', description: 'only workflows of this hero (with --hero-id)' })
+  @Option({
+    flags: '--hero-type <type>',
+    description: 'only workflows of this hero (with --hero-id)',
+  })
   parseHeroType(value: string): string {
     return value;
   }
 
-  @Option({ flags: '--hero-id <id>', description: 'only workflows of this hero (with --hero-type)' })
+  @Option({
+    flags: '--hero-id <id>',
+    description: 'only workflows of this hero (with --hero-type)',
+  })
   parseHeroId(value: string): string {
     return value;
   }

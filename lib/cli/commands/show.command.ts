@@ -8,7 +8,11 @@ import { executionsTable, signalsTable, workflowFields } from '../entity-format'
 import { GenevaDriveCommand } from './geneva-drive.command';
 
 /** `geneva-drive show <id>`: the workflow, its step executions and its signals. */
-@Command({ name: 'show', arguments: '<id>', description: 'Show a workflow, its executions and signals' })
+@Command({
+  name: 'show',
+  arguments: '<id>',
+  description: 'Show a workflow, its executions and signals',
+})
 export class ShowCommand extends GenevaDriveCommand {
   protected async execute(params: string[]): Promise<CliExitCode> {
     expectArguments(params, 'a workflow id', 1);

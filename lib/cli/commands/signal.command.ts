@@ -9,7 +9,11 @@ interface SignalCommandOptions {
 }
 
 /** `geneva-drive signal <id> <name> [--payload JSON] [--key K]`: delivers a signal. */
-@Command({ name: 'signal', arguments: '<id> <name>', description: 'Deliver a signal to a workflow' })
+@Command({
+  name: 'signal',
+  arguments: '<id> <name>',
+  description: 'Deliver a signal to a workflow',
+})
 export class SignalCommand extends GenevaDriveCommand {
   protected async execute(params: string[], options: SignalCommandOptions): Promise<CliExitCode> {
     expectArguments(params, 'a workflow id and a signal name', 2);
@@ -32,7 +36,10 @@ export class SignalCommand extends GenevaDriveCommand {
     return value;
   }
 
-  @Option({ flags: '--key <key>', description: 'idempotency key: a second delivery with it is a no-op' })
+  @Option({
+    flags: '--key <key>',
+    description: 'idempotency key: a second delivery with it is a no-op',
+  })
   parseKey(value: string): string {
     return value;
   }

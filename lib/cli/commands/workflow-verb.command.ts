@@ -24,7 +24,8 @@ export abstract class WorkflowVerbCommand extends GenevaDriveCommand {
   protected abstract readonly verb: 'pause' | 'resume' | 'skip' | 'cancel';
 
   protected async execute(params: string[]): Promise<CliExitCode> {
-    if (params.length === 0) throw new CliUsageError(`${this.verb} needs at least one workflow id.`);
+    if (params.length === 0)
+      throw new CliUsageError(`${this.verb} needs at least one workflow id.`);
     const { workflows } = await this.host.services();
     const results: VerbResult[] = [];
     let exitCode: CliExitCode = CliExitCode.done;
