@@ -17,7 +17,10 @@ import { TransportOutage } from '../../queue/transport-outage';
 /**
  * Starts the library's BullMQ workers at bootstrap (they are created with `autorun: false`, so
  * a `worker: false` process never consumes) and closes them in `beforeApplicationShutdown`,
- * waiting for in-flight steps before `@nestjs/typeorm` destroys the DataSource.
+ * waiting for in-flight steps before `@nestjs/typeorm` destroys the DataSource. A `worker: false`
+ * process closes its idle workers at bootstrap instead: an unstarted BullMQ worker still holds its
+ * Redis connections and counts among the workers Redis reports (`getWorkersCount()`), which the
+ * health indicator and `geneva-drive doctor` read as "a process consumes this queue".
  */
 @Injectable()
 export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -31,8 +34,11 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (!this.options.worker) return;
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.options.worker) {
+      await Promise.all(this.workers().map((worker) => worker.close()));
+      return;
+    }
     this.warnAboutUnconsumedQueues();
     for (const worker of this.workers()) {
       // Told once per outage, not at every reconnect attempt (BullMQ prints unheard errors).
