@@ -421,7 +421,7 @@ describe(`geneva-drive CLI (${testDatabaseLabel}, ${testRedisLabel})`, () => {
         checks: Array<{ name: string; status: string; message: string }>;
       }>(
         ['doctor'],
-        appModule({ connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: 1 } }),
+        appModule({ connection: { host: '127.0.0.1', port: 1, retryStrategy: () => null } }),
       );
       expect(run.code).toBe(3);
       expect(run.doc.checks.map((check) => `${check.name}:${check.status}`)).toEqual([
