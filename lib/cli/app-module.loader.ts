@@ -31,6 +31,9 @@ export function loadAppModule(reference: AppReference, cwd: string): GenevaDrive
   }
   let exports: Record<string, unknown>;
   try {
+    // A path known only at run time, loaded as Node loads the app's own files (under jest, through
+    // its transform and module registry, so a test's module shares the library's classes).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     exports = require(path) as Record<string, unknown>;
   } catch (error) {
     if (error instanceof ModuleOptionsError) throw error;

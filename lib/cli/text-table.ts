@@ -2,8 +2,11 @@
 export function cell(value: unknown): string {
   if (value === null || value === undefined || value === '') return '-';
   if (value instanceof Date) return value.toISOString();
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value as string | number | boolean);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    return value.toString();
+  }
+  return JSON.stringify(value) ?? '-';
 }
 
 /** Rows under a header, each column as wide as its widest cell, two spaces apart. */
