@@ -56,19 +56,20 @@ export function baseSchemaMissingCheck(message: string): DoctorCheck {
   return { name: 'migrations', status: 'fail', message };
 }
 
-export function transportCheck(findings: HealthFindings, address: string): DoctorCheck {
+/** `where`: what the transport is, as the messages name it ("Redis at 127.0.0.1:6379"). */
+export function transportCheck(findings: HealthFindings, where: string): DoctorCheck {
   if (findings.transport === 'in-process') {
     return { name: 'transport', status: 'ok', message: 'in process (no transport to reach)' };
   }
   if (findings.transport === 'up') {
-    return { name: 'transport', status: 'ok', message: `Redis at ${address} answers` };
+    return { name: 'transport', status: 'ok', message: `${where} answers` };
   }
   const problem =
     findings.problems.find((text) => text.startsWith('transport:')) ?? 'transport: down';
   return {
     name: 'transport',
     status: 'fail',
-    message: `Redis at ${address}: ${problem.slice('transport: '.length)}. Check the module's connection option (host, port, password) and that Redis is running and reachable from here.`,
+    message: `${where}: ${problem.slice('transport: '.length)}. Check the module's connection option (host, port, credentials) and that the server is running and reachable from here.`,
   };
 }
 

@@ -432,7 +432,7 @@ describe(`geneva-drive CLI (${testDatabaseLabel}, ${testRedisLabel})`, () => {
         'versions:ok',
       ]);
       expect(run.doc.checks[2].message).toMatch(
-        /^Redis at 127\.0\.0\.1:1: .*Check the module's connection option/,
+        /^Redis at 127\.0\.0\.1:1: .*Check the module's connection option \(host, port, credentials\)/,
       );
     });
   });

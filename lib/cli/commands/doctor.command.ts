@@ -76,7 +76,12 @@ export class DoctorCommand extends GenevaDriveCommand {
       findings.database === 'up'
         ? migrationsCheck(await services.repository.refreshSchemaFeatures())
         : skippedCheck('migrations', 'needs the database'),
-      transportCheck(findings, describeConnection(services.options.connection)),
+      transportCheck(
+        findings,
+        services.options.transport === 'redis'
+          ? `Redis at ${describeConnection(services.options.connection)}`
+          : `the '${services.options.transport}' transport`,
+      ),
       workersCheck(findings),
       versionsCheck(readInstalledVersion),
     ];
