@@ -16,6 +16,11 @@ const DEFAULT_CONCURRENCY = 10;
 const DEFAULT_MAX_CHAINED_STEPS = 25;
 /** How long one job may run a workflow's steps in process before its slot goes back to the queue. */
 const STEP_CHAIN_TIME_SLICE_MS = 1_000;
+/**
+ * `GENEVA_DRIVE_WORKER=off` turns the worker off whatever the options say: the `geneva-drive`
+ * CLI sets it before it boots the app's module, so an operator's command never consumes jobs.
+ */
+export const WORKER_ENV_VARIABLE = 'GENEVA_DRIVE_WORKER';
 
 /** The queues a process consumes when none are configured. */
 export function defaultQueues(
@@ -37,6 +42,7 @@ export function defaultQueues(
 export function resolveModuleOptions(
   options: GenevaDriveModuleOptions | undefined,
   source = 'GenevaDriveModule.forRoot()',
+  env: NodeJS.ProcessEnv = process.env,
 ): ResolvedGenevaDriveOptions {
   const raw = options ?? {};
   if (typeof raw !== 'object' || Array.isArray(raw)) {
@@ -71,7 +77,8 @@ export function resolveModuleOptions(
         `Put the prefix in braces: prefix: '{${prefix}}'.`,
     );
   }
-  const transport = resolveTransport(raw, source);
+  const workerOff = workerTurnedOff(env);
+  const transport = resolveTransport(raw, source, workerOff);
   const housekeeping = raw.housekeeping ?? {};
   const deleteAfter = housekeeping.deleteCompletedWorkflowsAfter;
   const visibility = raw.waitingVisibilityThreshold;
@@ -84,7 +91,7 @@ export function resolveModuleOptions(
     queues: defaultQueues(raw.queues),
     defaultQueue: raw.defaultQueue ?? DEFAULT_QUEUE_NAME,
     transport,
-    worker: raw.worker ?? true,
+    worker: workerOff ? false : (raw.worker ?? true),
     enqueueAfterCommit: raw.enqueueAfterCommit ?? true,
     preparedStatements: raw.preparedStatements ?? false,
     stepChaining: {
@@ -127,8 +134,22 @@ export function resolveModuleOptions(
   };
 }
 
+/** Whether `GENEVA_DRIVE_WORKER=off` is set; any other value than `off` (or empty) is refused. */
+function workerTurnedOff(env: NodeJS.ProcessEnv): boolean {
+  const value = env[WORKER_ENV_VARIABLE];
+  if (value === undefined || value === '') return false;
+  if (value === 'off') return true;
+  throw new ModuleOptionsError(
+    `${WORKER_ENV_VARIABLE} is '${value}', but the only value it takes is 'off' (no worker in this process, whatever the worker option says). Unset it to follow the option.`,
+  );
+}
+
 /** The transport, with the combinations that cannot work refused by name. */
-function resolveTransport(raw: GenevaDriveModuleOptions, source: string): GenevaDriveTransport {
+function resolveTransport(
+  raw: GenevaDriveModuleOptions,
+  source: string,
+  workerOff: boolean,
+): GenevaDriveTransport {
   const transport = raw.transport ?? 'redis';
   if (transport === 'postgres' && raw.connection !== undefined && !isPlainObject(raw.connection)) {
     throw new ModuleOptionsError(
@@ -141,6 +162,13 @@ function resolveTransport(raw: GenevaDriveModuleOptions, source: string): Geneva
     throw new ModuleOptionsError(
       `${source}: transport 'local' runs steps in this process only, so worker: false would leave ` +
         "every step unrun. Drop worker: false, or use transport 'redis' to run workers elsewhere.",
+    );
+  }
+  if (transport === 'local' && workerOff) {
+    throw new ModuleOptionsError(
+      `${source}: transport 'local' runs steps in this process only, so it cannot run with ` +
+        `${WORKER_ENV_VARIABLE}=off (set by the geneva-drive CLI): the steps the command schedules ` +
+        "would never run. Operate a 'local' app from inside it (WorkflowService), or switch it to transport 'redis'.",
     );
   }
   return transport;

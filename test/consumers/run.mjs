@@ -26,7 +26,7 @@ const HERE = import.meta.dirname;
 const REPO = resolve(HERE, '../..');
 
 // README "Installation": the library's required peers, the PostgreSQL and SQLite drivers and the
-// optional peers of the /opentelemetry and /terminus subpaths, per NestJS major.
+// optional peers of the /opentelemetry, /terminus and /cli subpaths, per NestJS major.
 const PEERS = {
   11: [
     '@nestjs/common@^11',
@@ -45,6 +45,7 @@ const PEERS = {
     'better-sqlite3@^12',
     '@opentelemetry/api@^1',
     '@nestjs/terminus@^11',
+    'nest-commander@^3',
   ],
   12: [
     '@nestjs/common@^12',
@@ -66,6 +67,7 @@ const PEERS = {
     'better-sqlite3@^12',
     '@opentelemetry/api@^1',
     '@nestjs/terminus@^12',
+    'nest-commander@^3',
   ],
 };
 
@@ -485,11 +487,14 @@ import {
 } from 'nestjs-geneva-drive/testing';
 import { OpenTelemetryGaugeReporter } from 'nestjs-geneva-drive/opentelemetry';
 import { GenevaDriveHealthIndicator, type GenevaDriveHealthOptions } from 'nestjs-geneva-drive/terminus';
+import { CliExitCode, runGenevaDriveCli, type GenevaDriveCliOptions } from 'nestjs-geneva-drive/cli';
 
 export const root: DynamicModule = GenevaDriveModule.forRoot({ prefix: 'typed' });
 export const testing: DynamicModule = GenevaDriveTestingModule.forRoot({ autoRun: false });
 export const services = [WorkflowService, WorkflowTestHelper, OpenTelemetryGaugeReporter, GenevaDriveHealthIndicator] as const;
-export type Used = [GenevaDriveDiagnosticsEvent, StepContext<{ id: number }>, GenevaDriveTestingModuleOptions, GenevaDriveHealthOptions];
+export type Used = [GenevaDriveDiagnosticsEvent, StepContext<{ id: number }>, GenevaDriveTestingModuleOptions, GenevaDriveHealthOptions, GenevaDriveCliOptions];
+export const cli: (argv: string[]) => Promise<CliExitCode> = (argv) => runGenevaDriveCli(argv, { app: root });
+export const usage: 2 = CliExitCode.usage;
 // @ts-expect-error: the options are typed (a number is no prefix)
 GenevaDriveModule.forRoot({ prefix: 42 });
 `;

@@ -412,4 +412,32 @@ describe('resolveModuleOptions', () => {
       );
     });
   });
+  describe('GENEVA_DRIVE_WORKER (the CLI turns the worker off)', () => {
+    const off = { GENEVA_DRIVE_WORKER: 'off' };
+
+    it("'off' overrides worker: true and the default", () => {
+      expect(resolveModuleOptions({ worker: true }, 'forRoot()', off).worker).toBe(false);
+      expect(resolveModuleOptions({}, 'forRoot()', off).worker).toBe(false);
+    });
+
+    it('unset or empty follows the option', () => {
+      expect(resolveModuleOptions({}, 'forRoot()', {}).worker).toBe(true);
+      expect(resolveModuleOptions({}, 'forRoot()', { GENEVA_DRIVE_WORKER: '' }).worker).toBe(true);
+      expect(resolveModuleOptions({ worker: false }, 'forRoot()', {}).worker).toBe(false);
+    });
+
+    it('any other value is refused, naming the one it takes', () => {
+      expect(() => resolveModuleOptions({}, 'forRoot()', { GENEVA_DRIVE_WORKER: 'false' })).toThrow(
+        new ModuleOptionsError(
+          "GENEVA_DRIVE_WORKER is 'false', but the only value it takes is 'off' (no worker in this process, whatever the worker option says). Unset it to follow the option.",
+        ),
+      );
+    });
+
+    it("transport 'local' is refused with it, saying why and what to do", () => {
+      expect(() => resolveModuleOptions({ transport: 'local' }, 'forRoot()', off)).toThrow(
+        /forRoot\(\): transport 'local' runs steps in this process only, so it cannot run with GENEVA_DRIVE_WORKER=off \(set by the geneva-drive CLI\).*switch it to transport 'redis'/,
+      );
+    });
+  });
 });

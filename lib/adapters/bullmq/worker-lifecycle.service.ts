@@ -14,10 +14,16 @@ import { StepProcessor } from './step.processor';
 import { unconsumedQueues } from '../../queue/unconsumed-queues';
 import { TransportOutage } from '../../queue/transport-outage';
 
+/** How long a `worker: false` boot waits for its idle workers to close. */
+const IDLE_CLOSE_PATIENCE_MS = 2_000;
+
 /**
  * Starts the library's BullMQ workers at bootstrap (they are created with `autorun: false`, so
  * a `worker: false` process never consumes) and closes them in `beforeApplicationShutdown`,
- * waiting for in-flight steps before `@nestjs/typeorm` destroys the DataSource.
+ * waiting for in-flight steps before `@nestjs/typeorm` destroys the DataSource. A `worker: false`
+ * process closes its idle workers at bootstrap instead: an unstarted BullMQ worker still holds its
+ * Redis connections and counts among the workers Redis reports (`getWorkersCount()`), which the
+ * health indicator and `geneva-drive doctor` read as "a process consumes this queue".
  */
 @Injectable()
 export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -31,8 +37,14 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
-  onApplicationBootstrap(): void {
-    if (!this.options.worker) return;
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.options.worker) {
+      // Bounded: a worker whose Redis does not answer must not hold up the boot.
+      await Promise.all(
+        this.workers().map((worker) => closeWithin(worker, IDLE_CLOSE_PATIENCE_MS)),
+      );
+      return;
+    }
     this.warnAboutUnconsumedQueues();
     for (const worker of this.workers()) {
       // Told once per outage, not at every reconnect attempt (BullMQ prints unheard errors).
@@ -69,6 +81,16 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
       .map((processor) => workerOf(processor))
       .filter((worker): worker is Worker => worker !== null);
   }
+}
+
+/** Closes `worker`, waiting at most `ms` (its close goes on in the background past that). */
+async function closeWithin(worker: Worker, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    worker.close().catch(() => undefined),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
 }
 
 /** The processor's worker; null when boot failed before `@nestjs/bullmq` created it. */
