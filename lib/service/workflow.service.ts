@@ -36,9 +36,22 @@ import {
   type RepositoryTransaction,
 } from '../ports/workflow.repository';
 import { OperatorVerbs } from './operator-verbs';
-import { rejectUnknownKeys, startMetadata, validateListFilter } from './service-arguments';
+import { MissingMigrationError } from '../errors/missing-migration.error';
+import {
+  rejectUnknownKeys,
+  startContext,
+  startMetadata,
+  validateListFilter,
+} from './service-arguments';
 
-const START_OPTION_KEYS = ['hero', 'allowMultiple', 'metadata', 'stepJobOptions', 'manager'];
+const START_OPTION_KEYS = [
+  'hero',
+  'allowMultiple',
+  'metadata',
+  'stepJobOptions',
+  'manager',
+  'context',
+];
 /** A `startMany()` entry: `start()`'s options less `manager` (the call's `options.manager` is the one). */
 const START_MANY_ENTRY_KEYS = START_OPTION_KEYS.filter((key) => key !== 'manager');
 const START_MANY_OPTION_KEYS = ['manager', 'onConflict'];
@@ -334,12 +347,19 @@ export class WorkflowService {
         `${definition.name} instance stepJobOptions (start)`,
       );
     }
+    const context = startContext(start.context, method);
+    if (context && !this.repository.features.workflowContext) {
+      throw new MissingMigrationError(
+        `${method} context needs the workflow-context migration, which has not run: add GENEVA_DRIVE_MIGRATIONS to your DataSource migrations and run them.`,
+      );
+    }
     return {
       type: definition.name,
       heroType: identity?.heroType ?? null,
       heroId: identity?.heroId ?? null,
       allowMultiple: start.allowMultiple ?? false,
       metadata: Object.keys(metadata).length > 0 ? metadata : null,
+      ...(context ? { context } : {}),
     };
   }
 

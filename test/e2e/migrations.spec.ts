@@ -425,10 +425,11 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are six TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts', () => {
+  it('are seven TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
-    expect(names).toHaveLength(6);
+    expect(names).toHaveLength(7);
     expect(names[5]).toMatch(/^GenevaDriveSignalTimeouts\d{13}$/);
+    expect(names[6]).toBe('GenevaDriveWorkflowContext1764400006000');
     expect(names[0]).toMatch(/^GenevaDriveBaseSchema\d{13}$/);
     expect(names[1]).toMatch(/^GenevaDriveResumableSteps\d{13}$/);
     expect(names[2]).toMatch(/^GenevaDriveSignals\d{13}$/);
@@ -1023,6 +1024,7 @@ describeOn('mariadb')('migrations on MariaDB (NO PAD collation of the text colum
 
   const JSON_COLUMNS = [
     'geneva_drive_workflows.metadata',
+    'geneva_drive_workflows.context',
     'geneva_drive_step_executions.metadata',
     'geneva_drive_step_executions.cursor',
     'geneva_drive_signals.payload',
