@@ -52,6 +52,8 @@ describe('resolveModuleOptions', () => {
         metrics: null,
         logger: null,
         allowUnsupportedVersions: false,
+        tracing: false,
+        clsKeys: [],
       });
       expect(resolveModuleOptions({})).toEqual(resolveModuleOptions(undefined));
     });
@@ -120,6 +122,8 @@ describe('resolveModuleOptions', () => {
         metrics,
         logger,
         allowUnsupportedVersions: true,
+        tracing: false,
+        clsKeys: [],
       });
       // Instances are passed through, not copied.
       expect(resolved.logger).toBe(logger);
