@@ -1,6 +1,11 @@
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { GenevaDriveTestingModule, WorkflowTestHelper } from 'nestjs-geneva-drive/testing';
 import {
   GENEVA_DRIVE_DIAGNOSTICS_CHANNELS as CHANNELS,
+  GENEVA_DRIVE_ENTITIES,
   GENEVA_DRIVE_MIGRATIONS,
+  WorkflowService,
   InvalidArgumentError,
   MissingMigrationError,
 } from '../../lib';
@@ -111,5 +116,38 @@ describe(`workflow context (${testDatabaseLabel})`, () => {
       {},
       {},
     ]);
+  });
+});
+
+describe('workflow context in GenevaDriveTestingModule', () => {
+  it('hands the context to the steps the test helper runs', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({
+          type: 'better-sqlite3',
+          database: ':memory:',
+          entities: GENEVA_DRIVE_ENTITIES,
+          migrations: GENEVA_DRIVE_MIGRATIONS,
+          migrationsRun: true,
+        }),
+        GenevaDriveTestingModule.forRoot(),
+      ],
+      providers: [ContextWorkflow, ContextJournal],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    try {
+      const workflow = await app.get(WorkflowService).start(ContextWorkflow, {
+        context: { requestId: 'req-9' },
+      });
+      await app.get(WorkflowTestHelper).speedrunWorkflow(workflow);
+      expect(app.get(ContextJournal).of(workflow.id)).toEqual([
+        { step: 'first', context: { requestId: 'req-9' } },
+        { step: 'second', context: { requestId: 'req-9' } },
+        { step: 'second', context: { requestId: 'req-9' } },
+      ]);
+    } finally {
+      await app.close();
+    }
   });
 });
