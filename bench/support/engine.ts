@@ -20,6 +20,8 @@ export interface BenchEngineOptions {
   worker?: boolean;
   /** Join another process's schema and queue prefix (a worker of the same deployment). */
   reuse?: { schema: string; prefix: string };
+  /** The module's `tracing` option (default off). */
+  tracing?: boolean;
 }
 
 /**
@@ -35,6 +37,7 @@ export function bootEngine(options: BenchEngineOptions): Promise<EngineHarness> 
     options: {
       queues: { 'geneva-drive': { concurrency } },
       worker: options.worker ?? true,
+      ...(options.tracing ? { tracing: true } : {}),
       // BENCH_PREPARED_STATEMENTS=true measures the opt-in named statements (default: unnamed).
       ...(process.env.BENCH_PREPARED_STATEMENTS === 'true' ? { preparedStatements: true } : {}),
     },
