@@ -386,10 +386,15 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
   });
 }
 
-/** Undoes the six migrations one by one, checking what each leaves behind, then re-applies them. */
+/** Undoes the seven migrations one by one, checking what each leaves behind, then re-applies them. */
 async function undoAllAndRedo(ds: DataSource): Promise<void> {
   const has = (table: string, column?: string): Promise<boolean> =>
     withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
+
+  await ds.undoLastMigration();
+  expect(await has('geneva_drive_workflows', 'context')).toBe(false);
+  expect(await has('geneva_drive_workflows', 'trace_parent')).toBe(false);
+  expect(await has('geneva_drive_step_executions', 'wait_deadline_at')).toBe(true);
 
   await ds.undoLastMigration();
   expect(await has('geneva_drive_step_executions', 'wait_deadline_at')).toBe(false);
@@ -581,7 +586,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     });
   });
 
-  it('undoes all six migrations and applies them again', async () => {
+  it('undoes all seven migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const leftovers = await ds.query<Array<{ indexname: string }>>(
       `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
@@ -954,7 +959,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(QueryFailedError);
   });
 
-  it('undoes all six migrations and applies them again', async () => {
+  it('undoes all seven migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const tables = await ds.query<Array<{ name: string }>>(
       'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -1195,7 +1200,7 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
 
   describeConstraints(() => ds, { foreignKeys: true });
 
-  it('undoes all six migrations and applies them again', async () => {
+  it('undoes all seven migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const rows = await ds.query<Array<{ name: string }>>(
       `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,
