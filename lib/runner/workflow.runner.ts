@@ -151,8 +151,10 @@ export class WorkflowRunner {
       RETRY_DELAYS_MS,
     );
     this.histograms.stepFinalized(current, Date.now());
-    const { outcome: name, exception } = stepOutcome(run.result);
-    span.end(name ?? 'completed', exception ?? null);
+    if (this.tracer.enabled) {
+      const { outcome: name, exception } = stepOutcome(run.result);
+      span.end(name ?? 'completed', exception ?? null);
+    }
     return outcome;
   }
 
