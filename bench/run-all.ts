@@ -19,6 +19,7 @@ const BENCHMARKS: Array<{ name: string; file: string }> = [
   { name: 'sql-per-step', file: 'sql-per-step.bench.ts' },
   { name: 'statement-cost', file: 'statement-cost.bench.ts' },
   { name: 'hop', file: 'hop.bench.ts' },
+  { name: 'tracing', file: 'tracing.bench.ts' },
   { name: 'start-many', file: 'start-many.bench.ts' },
   { name: 'throughput', file: 'throughput.bench.ts' },
   { name: 'flatness', file: 'flatness.bench.ts' },

@@ -36,6 +36,7 @@ runBenchmark(async () => {
       resumable: true,
       signals: true,
       waitTimeouts: true,
+      workflowContext: true,
     }));
     const now = new Date();
     const workflows = Array.from({ length: ROWS }, () =>

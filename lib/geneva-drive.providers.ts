@@ -40,6 +40,9 @@ import { ShutdownSignal } from './resumable/shutdown.signal';
 import { SignalRendezvous } from './signals/signal-rendezvous';
 import { SignalSender } from './signals/signal-sender';
 import { SignalRows } from './adapters/typeorm/signal-rows';
+import { StepHistograms } from './observability/step-histograms';
+import { clsContextBridgeProvider } from './tracing/cls-context.provider';
+import { workflowTracerProvider } from './tracing/workflow-tracer.provider';
 
 /** The engine: discovery, the runner, signals, the service and housekeeping (ports only). */
 export const GENEVA_DRIVE_ENGINE_PROVIDERS: Provider[] = [
@@ -48,6 +51,9 @@ export const GENEVA_DRIVE_ENGINE_PROVIDERS: Provider[] = [
   ReadinessWatcher,
   WorkflowExplorer,
   ErrorReportingService,
+  StepHistograms,
+  workflowTracerProvider,
+  clsContextBridgeProvider,
   WorkflowScheduler,
   SignalRendezvous,
   SignalSender,

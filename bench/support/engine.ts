@@ -23,6 +23,8 @@ export interface BenchEngineOptions {
   reuse?: { schema: string; prefix: string };
   /** Where step jobs travel (default 'redis'); 'postgres' uses the bench's database. */
   transport?: GenevaDriveTransport;
+  /** The module's `tracing` option (default off). */
+  tracing?: boolean;
 }
 
 /**
@@ -44,6 +46,7 @@ export function bootEngine(options: BenchEngineOptions): Promise<EngineHarness> 
         : options.transport
           ? { transport: options.transport }
           : {}),
+      ...(options.tracing ? { tracing: true } : {}),
       // BENCH_PREPARED_STATEMENTS=true measures the opt-in named statements (default: unnamed).
       ...(process.env.BENCH_PREPARED_STATEMENTS === 'true' ? { preparedStatements: true } : {}),
     },

@@ -60,7 +60,8 @@ export class StepExecutionEntity {
 
   /**
    * Bookkeeping JSON: `reattemptReason` (`'flow_control' | 'exception_policy' | 'precondition'`),
-   * `exception` (`{ class, message, backtrace }`), `user` (what `ctx.metadata.set()` stored).
+   * `exception` (`{ class, message, backtrace }`), `user` (what `ctx.metadata.set()` stored),
+   * `attempt` (the attempt number of a reattempted step, from 2; absent on a first attempt).
    */
   @Column({ type: 'json', nullable: true })
   metadata!: Record<string, unknown> | null;

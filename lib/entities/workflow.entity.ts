@@ -46,6 +46,17 @@ export class WorkflowEntity {
   @Column({ type: 'json', nullable: true })
   metadata!: Record<string, unknown> | null;
 
+  /**
+   * The `context` given to `start()` (SPEC §16.6), captured CLS keys merged in; steps see it as
+   * `ctx.context`. Column of the workflow-context migration; read only where a step runs.
+   */
+  @Column({ type: 'json', nullable: true, select: false })
+  context?: Record<string, unknown> | null;
+
+  /** W3C traceparent of the `start()` call (with `tracing: true`); step spans link to it. */
+  @Column({ name: 'trace_parent', type: 'varchar', nullable: true, select: false })
+  traceParent?: string | null;
+
   @Column({ name: 'created_at' })
   createdAt!: Date;
 

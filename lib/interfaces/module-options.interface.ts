@@ -55,6 +55,12 @@ export type ErrorReporter = (error: Error, context: ErrorReportContext) => void 
 /** Receives the housekeeping gauges. */
 export interface GaugeReporter {
   gauge(name: string, value: number, tags?: Record<string, string>): void;
+  /**
+   * 0.2 (SPEC §16.6), optional: one observation of a distribution, in ms —
+   * `geneva_drive.step.duration_ms`, `geneva_drive.step.queue_delay_ms` (due → started) and
+   * `geneva_drive.signal.wake_ms` (signal stored → woken step started).
+   */
+  histogram?(name: string, value: number, tags?: Record<string, string>): void;
 }
 
 /** BullMQ / ioredis connection options (only the commonly used keys are spelled out). */
@@ -151,6 +157,18 @@ export interface GenevaDriveModuleOptions {
   metrics?: GaugeReporter;
   /** default: Nest's Logger */
   logger?: LoggerService;
+  /**
+   * 0.2 (SPEC §16.6): a span per step attempt (`geneva_drive.step`, linked to the `start()` call's
+   * span) and spans for `start()`, `startMany()` and `signal()`, through `@opentelemetry/api` (an
+   * optional peer: install it). Default false.
+   */
+  tracing?: boolean;
+  /**
+   * 0.2 (SPEC §16.6): these keys of the caller's nestjs-cls store are captured at `start()` (into
+   * the workflow's context) and set again in a CLS context around each step. Needs nestjs-cls.
+   * Default: none.
+   */
+  cls?: { keys: string[] };
   /**
    * Boot with a peer package (NestJS, TypeORM, BullMQ, `@nestjs/schedule`, class-validator,
    * class-transformer) outside the versions this release supports, logging a warning instead of

@@ -51,6 +51,8 @@ export interface StepContext<Hero = any> extends WorkflowContext<Hero> {
   readonly stepExecution: StepExecutionEntity;
   readonly stepName: string;
   readonly receivedSignal: SignalEntity | null;
+  /** 0.2 (SPEC §16.6): the `context` given to start() (captured CLS keys included), or {}. */
+  readonly context: Readonly<Record<string, unknown>>;
   /** tagged with the workflow and execution tags */
   readonly logger: LoggerService;
   readonly metadata: StepMetadataHelpers;

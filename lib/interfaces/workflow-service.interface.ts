@@ -15,6 +15,11 @@ export interface StartOptions {
   metadata?: Record<string, unknown>;
   stepJobOptions?: StepJobOptions;
   manager?: EntityManager;
+  /**
+   * 0.2 (SPEC §16.6): a small plain object of JSON data (at most 4 KB serialized) that every step
+   * sees as `ctx.context`; default none (`{}`). Needs the workflow-context migration.
+   */
+  context?: Record<string, unknown>;
 }
 
 export interface ListFilter {

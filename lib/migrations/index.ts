@@ -5,6 +5,7 @@ import { GenevaDriveNoPadCollation1764400003000 } from './no-pad-collation.migra
 import { GenevaDriveResumableSteps1764400001000 } from './resumable-steps.migration';
 import { GenevaDriveSignalTimeouts1764400005000 } from './signal-timeouts.migration';
 import { GenevaDriveSignals1764400002000 } from './signals.migration';
+import { GenevaDriveWorkflowContext1764400006000 } from './workflow-context.migration';
 
 export {
   GenevaDriveBaseSchema1764400000000,
@@ -13,12 +14,13 @@ export {
   GenevaDriveNoPadCollation1764400003000,
   GenevaDriveMariaDbJsonText1764400004000,
   GenevaDriveSignalTimeouts1764400005000,
+  GenevaDriveWorkflowContext1764400006000,
 };
 
 /**
  * The library's TypeORM migrations, in order: base schema, resumable-step columns, signals, the
  * NO PAD collation of the text columns on MariaDB/MySQL, the JSON columns as text on MariaDB (both
- * no-ops elsewhere), signal wait timeouts and retention.
+ * no-ops elsewhere), signal wait timeouts and retention, the workflow context.
  * Add them to your DataSource `migrations` (beside your own) and run them.
  */
 export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -28,4 +30,5 @@ export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
   GenevaDriveNoPadCollation1764400003000,
   GenevaDriveMariaDbJsonText1764400004000,
   GenevaDriveSignalTimeouts1764400005000,
+  GenevaDriveWorkflowContext1764400006000,
 ];

@@ -28,6 +28,8 @@ function textColumns(t: DialectColumnTypes): Record<string, TableColumn[]> {
       column('state', t.string, { default: "'ready'" }),
       column('current_step_name', t.string, nullable),
       column('next_step_name', t.string, nullable),
+      // Added later, by the workflow-context migration; absent columns are passed over.
+      column('trace_parent', t.string, nullable),
     ],
     [STEP_EXECUTIONS_TABLE]: [
       column('id', t.id),

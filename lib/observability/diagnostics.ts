@@ -152,7 +152,8 @@ export function publishWaitTimeout(
   waitTimeoutChannel.publish({ ...base(subject), ...states } satisfies GenevaDriveDiagnosticsEvent);
 }
 
-function stepOutcome(
+/** The `outcome` (and exception, wait) a step result is reported with. */
+export function stepOutcome(
   result: StepResult,
 ): Pick<GenevaDriveDiagnosticsEvent, 'outcome' | 'exception' | 'wait'> {
   switch (result.kind) {

@@ -1,4 +1,10 @@
-import type { Attributes, Meter, ObservableCallback, ObservableGauge } from '@opentelemetry/api';
+import type {
+  Attributes,
+  Histogram,
+  Meter,
+  ObservableCallback,
+  ObservableGauge,
+} from '@opentelemetry/api';
 import type { GaugeReporter } from '../interfaces/module-options.interface';
 
 /** One observable gauge and the latest value recorded for each tag set. */
@@ -11,7 +17,8 @@ interface Instrument {
 /**
  * A `GaugeReporter` on OpenTelemetry metrics: each gauge name becomes an observable gauge of the
  * given `Meter`, which reports the latest value recorded for every tag set (tags become
- * attributes) whenever the SDK collects.
+ * attributes) whenever the SDK collects; each histogram name (step duration, queue delay, signal
+ * wake latency) becomes an OpenTelemetry histogram in milliseconds.
  *
  * ```ts
  * import { metrics } from '@opentelemetry/api';
@@ -26,8 +33,21 @@ interface Instrument {
  */
 export class OpenTelemetryGaugeReporter implements GaugeReporter {
   private readonly instruments = new Map<string, Instrument>();
+  private readonly histograms = new Map<string, Histogram>();
 
   constructor(private readonly meter: Meter) {}
+
+  histogram(name: string, value: number, tags?: Record<string, string>): void {
+    let histogram = this.histograms.get(name);
+    if (!histogram) {
+      histogram = this.meter.createHistogram(name, {
+        unit: 'ms',
+        description: `nestjs-geneva-drive latency ${name}`,
+      });
+      this.histograms.set(name, histogram);
+    }
+    histogram.record(value, { ...tags });
+  }
 
   gauge(name: string, value: number, tags?: Record<string, string>): void {
     const instrument = this.instruments.get(name) ?? this.create(name);

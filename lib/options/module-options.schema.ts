@@ -151,8 +151,10 @@ export class ModuleOptionsSchema {
   errorReporter?: unknown;
   @IsOptionalKey()
   @Satisfies(
-    (value) => typeof (value as { gauge?: unknown } | null)?.gauge === 'function',
-    'an object with gauge(name, value, tags?)',
+    (value) =>
+      typeof (value as { gauge?: unknown } | null)?.gauge === 'function' &&
+      ['undefined', 'function'].includes(typeof (value as { histogram?: unknown }).histogram),
+    'an object with gauge(name, value, tags?) and optionally histogram(name, value, tags?)',
   )
   metrics?: unknown;
   @IsOptionalKey()
@@ -165,4 +167,21 @@ export class ModuleOptionsSchema {
   )
   logger?: unknown;
   @IsOptionalKey() @IsBoolean() allowUnsupportedVersions?: boolean;
+  @IsOptionalKey() @IsBoolean() tracing?: boolean;
+  @IsOptionalKey()
+  @Satisfies(isClsOption, '{ keys: [...] }, a non-empty array of distinct non-empty strings')
+  cls?: unknown;
+}
+
+/** `cls: { keys }`: distinct non-empty strings, at least one, nothing else. */
+function isClsOption(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { keys, ...rest } = value as Record<string, unknown>;
+  return (
+    Object.keys(rest).length === 0 &&
+    Array.isArray(keys) &&
+    keys.length > 0 &&
+    keys.every((key) => typeof key === 'string' && key.length > 0) &&
+    new Set(keys).size === keys.length
+  );
 }

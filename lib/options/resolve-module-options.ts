@@ -131,6 +131,8 @@ export function resolveModuleOptions(
     metrics: raw.metrics ?? null,
     logger: raw.logger ?? null,
     allowUnsupportedVersions: raw.allowUnsupportedVersions ?? false,
+    tracing: raw.tracing ?? false,
+    clsKeys: raw.cls ? [...raw.cls.keys] : [],
   };
 }
 

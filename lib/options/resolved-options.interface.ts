@@ -41,4 +41,7 @@ export interface ResolvedGenevaDriveOptions {
   metrics: GaugeReporter | null;
   logger: LoggerService | null;
   allowUnsupportedVersions: boolean;
+  tracing: boolean;
+  /** nestjs-cls keys captured at start() and restored around steps; empty: CLS unused. */
+  clsKeys: string[];
 }

@@ -13,6 +13,8 @@ export interface SchemaFeatures {
   signals: boolean;
   /** `wait_deadline_at` and the retention index exist (the signal-timeouts migration). */
   waitTimeouts: boolean;
+  /** The workflow-context migration (SPEC §16.6): `context` and `trace_parent` on workflows. */
+  workflowContext: boolean;
 }
 
 /**
@@ -57,7 +59,8 @@ export type SignalChanges = Partial<Omit<SignalEntity, 'id' | 'workflowId' | 'cr
 export type NewWorkflow = Pick<
   WorkflowEntity,
   'type' | 'heroType' | 'heroId' | 'allowMultiple' | 'metadata'
->;
+> &
+  Pick<WorkflowEntity, 'context' | 'traceParent'>;
 /** A workflow of a bulk start: its first step may be named at insert time. */
 export type NewBulkWorkflow = NewWorkflow & Partial<Pick<WorkflowEntity, 'nextStepName'>>;
 export type NewExecution = Pick<StepExecutionEntity, 'workflowId' | 'stepName' | 'scheduledFor'> &

@@ -14,11 +14,14 @@ import type {
 } from '../interfaces/workflow-context.interface';
 import { FlowControlSignal, type FlowControlRequest } from './flow-control';
 
+const NO_CONTEXT: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** The `StepContext` a step receives. Records the first flow-control request it sees. */
 export class StepContextImpl<Hero = unknown> implements StepContext<Hero> {
   private firstRequest: FlowControlRequest | null = null;
   private readonly userMetadata: Record<string, unknown>;
   readonly metadata: StepMetadataHelpers;
+  readonly context: Readonly<Record<string, unknown>>;
 
   constructor(
     readonly workflow: WorkflowEntity,
@@ -28,6 +31,7 @@ export class StepContextImpl<Hero = unknown> implements StepContext<Hero> {
     readonly logger: LoggerService,
     private readonly resumable: boolean,
   ) {
+    this.context = workflow.context ?? NO_CONTEXT;
     this.userMetadata = {
       ...((stepExecution.metadata?.user as Record<string, unknown> | undefined) ?? {}),
     };

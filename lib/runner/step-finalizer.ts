@@ -425,12 +425,18 @@ export class StepFinalizer {
       return;
     }
     await this.repository.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
+    // The attempt number (the step span's `geneva_drive.attempt`): a reattempt counts one up, a
+    // resumable step's suspension continues the same attempt.
+    const previous = typeof execution.metadata?.attempt === 'number' ? execution.metadata.attempt : 1;
+    const attempt = execution.outcome === 'reattempted' ? previous + 1 : previous;
+    const metadata = attempt > 1 ? { attempt } : undefined;
     if (step.kind === 'resumable') {
       await this.scheduler.createSuccessor(uow, workflow, definition, step, execution, waitMs, {
         rewind,
+        metadata,
       });
     } else {
-      await this.scheduler.createExecution(uow, workflow, definition, step, waitMs);
+      await this.scheduler.createExecution(uow, workflow, definition, step, waitMs, { metadata });
     }
   }
 

@@ -86,15 +86,18 @@ export class StepPreparer {
     this.baseLogger = new Logger('GenevaDrive');
   }
 
-  /** Tagged with the workflow and execution tags. */
+  /** Tagged with the workflow and execution tags, and the workflow's context keys if any. */
   loggerFor(workflow: WorkflowEntity, execution: StepExecutionEntity): TaggedLogger {
     const heroTag = workflow.heroId
       ? ` hero_type=${workflow.heroType} hero_id=${workflow.heroId}`
       : '';
-    return new TaggedLogger(this.options.logger ?? this.baseLogger, [
+    const tags = [
       `${workflow.type} id=${workflow.id}${heroTag}`,
       `execution_id=${execution.id} step_name=${execution.stepName}`,
-    ]);
+    ];
+    const context = contextTag(workflow.context);
+    if (context) tags.push(context);
+    return new TaggedLogger(this.options.logger ?? this.baseLogger, tags);
   }
 
   /** Locks the workflow and execution rows, then `prepareLocked`; `missing` when either row is not there. */
@@ -365,4 +368,14 @@ export function signalNameOf(step: StepDefinition): string | null {
 /** The awaited signal, for logs and test-helper messages. */
 export function describeMatcher(step: StepDefinition): string {
   return signalNameOf(step) ?? 'custom matcher';
+}
+
+/** `key=value` for each context entry (strings as they are, other values as JSON), or null. */
+function contextTag(context: Record<string, unknown> | null | undefined): string | null {
+  if (!context) return null;
+  const entries = Object.entries(context);
+  if (entries.length === 0) return null;
+  return entries
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
 }

@@ -3,7 +3,10 @@ import { isUuid } from '../common/uuid';
 import { ReadinessWatcher } from '../discovery/readiness.watcher';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { ErrorReportingService } from '../observability/error-reporting.service';
-import { publishFinalize, publishStep } from '../observability/diagnostics';
+import { publishFinalize, publishStep, stepOutcome } from '../observability/diagnostics';
+import { StepHistograms } from '../observability/step-histograms';
+import { ClsContextBridge } from '../tracing/cls-context.bridge';
+import { WorkflowTracer, type StepSpan } from '../tracing/workflow-tracer';
 import {
   isTransientDatabaseError,
   retryTransientDatabaseErrors,
@@ -48,6 +51,9 @@ export class WorkflowRunner {
     private readonly errors: ErrorReportingService,
     private readonly shutdown: ShutdownSignal,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
+    private readonly tracer: WorkflowTracer,
+    private readonly cls: ClsContextBridge,
+    private readonly histograms: StepHistograms,
   ) {}
 
   /**
@@ -111,25 +117,45 @@ export class WorkflowRunner {
     let prepared: PreparedStep | null = preparation.prepared;
     while (prepared) {
       const current: PreparedStep = prepared;
-      const run = await this.invoker.invoke(current, runOptions);
-      publishStep(current, run.result);
-      // Safe to run again: finalize re-locks the rows and acts only on an execution in progress.
-      const outcome = await retryTransientDatabaseErrors(
-        () =>
-          this.repository.transaction(async (uow) => {
-            const finalized = await this.finalizer.finalize(uow, current, run, job.chain);
-            // Out before the next step's job exists, so no worker's events for it come first.
-            uow.afterCommit(() => {
-              publishFinalize(current, finalized.states);
-              finalized.chained?.events.forEach((publish) => publish());
-            });
-            return finalized;
-          }, HOT_PATH),
-        RETRY_DELAYS_MS,
+      const outcome = await this.tracer.inStepSpan(current, (span) =>
+        this.runAttempt(current, runOptions, job.chain, span),
       );
       await this.settle(outcome);
       prepared = outcome.chained?.prepared ?? null;
     }
+  }
+
+  /** Run and finalize of one prepared attempt, in its span and the caller's CLS context. */
+  private async runAttempt(
+    current: PreparedStep,
+    runOptions: RunOptions,
+    chain: StepChain | null,
+    span: StepSpan,
+  ): Promise<FinalizeOutcome> {
+    const run = await this.cls.run(current.workflow.context, () =>
+      this.invoker.invoke(current, runOptions),
+    );
+    publishStep(current, run.result);
+    // Safe to run again: finalize re-locks the rows and acts only on an execution in progress.
+    const outcome = await retryTransientDatabaseErrors(
+      () =>
+        this.repository.transaction(async (uow) => {
+          const finalized = await this.finalizer.finalize(uow, current, run, chain);
+          // Out before the next step's job exists, so no worker's events for it come first.
+          uow.afterCommit(() => {
+            publishFinalize(current, finalized.states);
+            finalized.chained?.events.forEach((publish) => publish());
+          });
+          return finalized;
+        }, HOT_PATH),
+      RETRY_DELAYS_MS,
+    );
+    this.histograms.stepFinalized(current, Date.now());
+    if (this.tracer.enabled) {
+      const { outcome: name, exception } = stepOutcome(run.result);
+      span.end(name ?? 'completed', exception ?? null);
+    }
+    return outcome;
   }
 
   /**

@@ -29,6 +29,36 @@ export function startMetadata(metadata: unknown): Record<string, unknown> {
   return metadata;
 }
 
+/** The most bytes of serialized JSON a workflow's `context` takes (SPEC §16.6). */
+export const MAX_CONTEXT_BYTES = 4096;
+
+/**
+ * `start()` context: a plain object of JSON data of at most MAX_CONTEXT_BYTES serialized, or
+ * nothing (null). Every step sees it as `ctx.context`.
+ */
+export function startContext(context: unknown, method: string): Record<string, unknown> | null {
+  if (context === undefined || context === null) return null;
+  if (!isPlainObject(context)) {
+    throw new InvalidArgumentError(
+      `${method} context must be a plain object ({ key: value }), but was ${describeValue(context)}.`,
+    );
+  }
+  const problem = jsonDataProblem(context, 'context');
+  if (problem) throw new InvalidArgumentError(`${method} ${problem}.`);
+  checkContextSize(context, method);
+  return Object.keys(context).length > 0 ? context : null;
+}
+
+/** Refuses a context over MAX_CONTEXT_BYTES of JSON. */
+export function checkContextSize(context: Record<string, unknown>, method: string): void {
+  const bytes = Buffer.byteLength(JSON.stringify(context), 'utf8');
+  if (bytes > MAX_CONTEXT_BYTES) {
+    throw new InvalidArgumentError(
+      `${method} context is ${bytes} bytes of JSON, over the limit of ${MAX_CONTEXT_BYTES} bytes: keep it to small values (ids, a locale), and store bigger data on the hero or in metadata.`,
+    );
+  }
+}
+
 export function validateListFilter(filter: ListFilter): void {
   const { state, ongoing, limit, offset } = filter;
   const states = state === undefined ? [] : [state].flat();

@@ -35,10 +35,26 @@ import {
   type NewWorkflow,
   type RepositoryTransaction,
 } from '../ports/workflow.repository';
+import { ClsContextBridge } from '../tracing/cls-context.bridge';
+import { WorkflowTracer } from '../tracing/workflow-tracer';
 import { OperatorVerbs } from './operator-verbs';
-import { rejectUnknownKeys, startMetadata, validateListFilter } from './service-arguments';
+import { MissingMigrationError } from '../errors/missing-migration.error';
+import {
+  checkContextSize,
+  rejectUnknownKeys,
+  startContext,
+  startMetadata,
+  validateListFilter,
+} from './service-arguments';
 
-const START_OPTION_KEYS = ['hero', 'allowMultiple', 'metadata', 'stepJobOptions', 'manager'];
+const START_OPTION_KEYS = [
+  'hero',
+  'allowMultiple',
+  'metadata',
+  'stepJobOptions',
+  'manager',
+  'context',
+];
 /** A `startMany()` entry: `start()`'s options less `manager` (the call's `options.manager` is the one). */
 const START_MANY_ENTRY_KEYS = START_OPTION_KEYS.filter((key) => key !== 'manager');
 const START_MANY_OPTION_KEYS = ['manager', 'onConflict'];
@@ -77,6 +93,8 @@ export class WorkflowService {
     private readonly scheduler: WorkflowScheduler,
     private readonly signalSender: SignalSender,
     private readonly operator: OperatorVerbs,
+    private readonly tracer: WorkflowTracer,
+    private readonly cls: ClsContextBridge,
   ) {}
 
   /**
@@ -86,7 +104,20 @@ export class WorkflowService {
    */
   async start(workflow: WorkflowRef, opts: StartOptions = {}): Promise<WorkflowEntity> {
     const definition = this.resolveRef(workflow, 'start()');
-    const fields = this.validatedStart(opts, definition, START_OPTION_KEYS, 'start()');
+    const validated = this.validatedStart(opts, definition, START_OPTION_KEYS, 'start()');
+    return this.tracer.inCallSpan(
+      'geneva_drive.start',
+      { 'geneva_drive.workflow.class': definition.name },
+      (traceParent) =>
+        this.insertStart(definition, this.withCaller(validated, traceParent, 'start()'), opts),
+    );
+  }
+
+  private insertStart(
+    definition: WorkflowDefinition,
+    fields: NewWorkflow,
+    opts: StartOptions,
+  ): Promise<WorkflowEntity> {
     const run = () =>
       this.repository.transaction(
         async (uow) => {
@@ -160,13 +191,41 @@ export class WorkflowService {
       }
     });
     if (entries.length === 0) return [];
-    const run = () =>
-      this.repository.transaction((uow) => this.insertMany(uow, definition, entries, onConflict), {
-        caller: options.manager,
-      });
-    // Two bulk inserts over the same heroes can deadlock on the unique index (InnoDB's insert
-    // intention locks): the loser rolled back, wrote nothing and enqueued nothing, so it runs again.
-    return options.manager ? run() : retryLockConflicts(run, LOCK_CONFLICT_RETRY_DELAYS_MS);
+    return this.tracer.inCallSpan(
+      'geneva_drive.start',
+      { 'geneva_drive.workflow.class': definition.name, 'geneva_drive.start.count': entries.length },
+      (traceParent) => {
+        const rows = entries.map((entry, index) =>
+          this.withCaller(entry, traceParent, `startMany() starts[${index}]`),
+        );
+        const run = () =>
+          this.repository.transaction((uow) => this.insertMany(uow, definition, rows, onConflict), {
+            caller: options.manager,
+          });
+        // Two bulk inserts over the same heroes can deadlock on the unique index (InnoDB's insert
+        // intention locks): the loser rolled back, wrote nothing and enqueued nothing, so it runs again.
+        return options.manager ? run() : retryLockConflicts(run, LOCK_CONFLICT_RETRY_DELAYS_MS);
+      },
+    );
+  }
+
+  /**
+   * What the call adds to a validated entry: the CLS keys of the caller's store (merged under
+   * the given context), and the start span's traceparent, both where the migration has run.
+   */
+  private withCaller(fields: NewWorkflow, traceParent: string | null, method: string): NewWorkflow {
+    if (!this.repository.features.workflowContext) return fields;
+    const captured = this.cls.capture();
+    let context = fields.context ?? null;
+    if (captured) {
+      context = { ...captured, ...context };
+      checkContextSize(context, method);
+    }
+    return {
+      ...fields,
+      ...(context ? { context } : {}),
+      ...(traceParent ? { traceParent } : {}),
+    };
   }
 
   /**
@@ -220,7 +279,16 @@ export class WorkflowService {
     name: string,
     opts: SignalOptions = {},
   ): Promise<SignalEntity> {
-    return this.signalSender.send(workflowIdOf(workflow, 'signal()'), name, opts);
+    const id = workflowIdOf(workflow, 'signal()');
+    if (!this.tracer.enabled) return this.signalSender.send(id, name, opts);
+    return this.tracer.inCallSpan(
+      'geneva_drive.signal',
+      {
+        'geneva_drive.workflow.id': id,
+        'geneva_drive.signal.name': typeof name === 'string' ? name : String(name),
+      },
+      () => this.signalSender.send(id, name, opts),
+    );
   }
 
   /** Pauses a ready workflow now, or a performing one at the step boundary. */
@@ -334,12 +402,19 @@ export class WorkflowService {
         `${definition.name} instance stepJobOptions (start)`,
       );
     }
+    const context = startContext(start.context, method);
+    if (context && !this.repository.features.workflowContext) {
+      throw new MissingMigrationError(
+        `${method} context needs the workflow-context migration, which has not run: add GENEVA_DRIVE_MIGRATIONS to your DataSource migrations and run them.`,
+      );
+    }
     return {
       type: definition.name,
       heroType: identity?.heroType ?? null,
       heroId: identity?.heroId ?? null,
       allowMultiple: start.allowMultiple ?? false,
       metadata: Object.keys(metadata).length > 0 ? metadata : null,
+      ...(context ? { context } : {}),
     };
   }
 

@@ -386,10 +386,15 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
   });
 }
 
-/** Undoes the six migrations one by one, checking what each leaves behind, then re-applies them. */
+/** Undoes the seven migrations one by one, checking what each leaves behind, then re-applies them. */
 async function undoAllAndRedo(ds: DataSource): Promise<void> {
   const has = (table: string, column?: string): Promise<boolean> =>
     withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
+
+  await ds.undoLastMigration();
+  expect(await has('geneva_drive_workflows', 'context')).toBe(false);
+  expect(await has('geneva_drive_workflows', 'trace_parent')).toBe(false);
+  expect(await has('geneva_drive_step_executions', 'wait_deadline_at')).toBe(true);
 
   await ds.undoLastMigration();
   expect(await has('geneva_drive_step_executions', 'wait_deadline_at')).toBe(false);
@@ -425,10 +430,11 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are six TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts', () => {
+  it('are seven TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
-    expect(names).toHaveLength(6);
+    expect(names).toHaveLength(7);
     expect(names[5]).toMatch(/^GenevaDriveSignalTimeouts\d{13}$/);
+    expect(names[6]).toBe('GenevaDriveWorkflowContext1764400006000');
     expect(names[0]).toMatch(/^GenevaDriveBaseSchema\d{13}$/);
     expect(names[1]).toMatch(/^GenevaDriveResumableSteps\d{13}$/);
     expect(names[2]).toMatch(/^GenevaDriveSignals\d{13}$/);
@@ -580,7 +586,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     });
   });
 
-  it('undoes all six migrations and applies them again', async () => {
+  it('undoes all seven migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const leftovers = await ds.query<Array<{ indexname: string }>>(
       `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
@@ -953,7 +959,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(QueryFailedError);
   });
 
-  it('undoes all six migrations and applies them again', async () => {
+  it('undoes all seven migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const tables = await ds.query<Array<{ name: string }>>(
       'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -1023,6 +1029,7 @@ describeOn('mariadb')('migrations on MariaDB (NO PAD collation of the text colum
 
   const JSON_COLUMNS = [
     'geneva_drive_workflows.metadata',
+    'geneva_drive_workflows.context',
     'geneva_drive_step_executions.metadata',
     'geneva_drive_step_executions.cursor',
     'geneva_drive_signals.payload',
@@ -1193,7 +1200,7 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
 
   describeConstraints(() => ds, { foreignKeys: true });
 
-  it('undoes all six migrations and applies them again', async () => {
+  it('undoes all seven migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const rows = await ds.query<Array<{ name: string }>>(
       `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,

@@ -10,6 +10,13 @@ import { OpenTelemetryGaugeReporter } from 'nestjs-geneva-drive/opentelemetry';
 /** The part of a Meter the reporter uses, recording what an SDK would collect. */
 class FakeMeter {
   readonly gauges = new Map<string, { description?: string; callbacks: Set<ObservableCallback> }>();
+  readonly histograms = new Map<string, { unit?: string; recorded: Array<[number, Attributes?]> }>();
+
+  createHistogram(name: string, options?: { unit?: string }) {
+    const histogram = { unit: options?.unit, recorded: [] as Array<[number, Attributes?]> };
+    this.histograms.set(name, histogram);
+    return { record: (value: number, attributes?: Attributes) => histogram.recorded.push([value, attributes]) };
+  }
 
   createObservableGauge(name: string, options?: { description?: string }) {
     const gauge = { description: options?.description, callbacks: new Set<ObservableCallback>() };
@@ -34,6 +41,23 @@ class FakeMeter {
 }
 
 describe('OpenTelemetryGaugeReporter', () => {
+  it('records histograms as OpenTelemetry histograms in ms, one instrument per name', () => {
+    const meter = new FakeMeter();
+    const reporter = new OpenTelemetryGaugeReporter(meter as unknown as Meter);
+
+    reporter.histogram('geneva_drive.step.duration_ms', 12, { step_name: 'charge' });
+    reporter.histogram('geneva_drive.step.duration_ms', 30, { step_name: 'ship' });
+    reporter.histogram('geneva_drive.signal.wake_ms', 5);
+
+    expect([...meter.histograms.entries()]).toEqual([
+      [
+        'geneva_drive.step.duration_ms',
+        { unit: 'ms', recorded: [[12, { step_name: 'charge' }], [30, { step_name: 'ship' }]] },
+      ],
+      ['geneva_drive.signal.wake_ms', { unit: 'ms', recorded: [[5, {}]] }],
+    ]);
+  });
+
   it('creates one observable gauge per name and reports the latest value per tag set', async () => {
     const meter = new FakeMeter();
     const reporter = new OpenTelemetryGaugeReporter(meter as unknown as Meter);

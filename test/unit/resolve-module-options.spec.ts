@@ -52,6 +52,8 @@ describe('resolveModuleOptions', () => {
         metrics: null,
         logger: null,
         allowUnsupportedVersions: false,
+        tracing: false,
+        clsKeys: [],
       });
       expect(resolveModuleOptions({})).toEqual(resolveModuleOptions(undefined));
     });
@@ -120,6 +122,8 @@ describe('resolveModuleOptions', () => {
         metrics,
         logger,
         allowUnsupportedVersions: true,
+        tracing: false,
+        clsKeys: [],
       });
       // Instances are passed through, not copied.
       expect(resolved.logger).toBe(logger);
@@ -226,6 +230,17 @@ describe('resolveModuleOptions', () => {
         /allowUnsupportedVersions: allowUnsupportedVersions must be a boolean/,
       ],
       ['connection as a string', { connection: 'redis://x' }, /connection: /],
+      ['tracing as a string', { tracing: 'yes' }, /tracing: tracing must be a boolean/],
+      ['cls without keys', { cls: {} }, /cls: cls must be \{ keys: \[\.\.\.\] \}/],
+      ['cls with no key', { cls: { keys: [] } }, /cls: cls must be \{ keys/],
+      ['cls with an empty key', { cls: { keys: [''] } }, /cls: cls must be \{ keys/],
+      ['cls with a key twice', { cls: { keys: ['a', 'a'] } }, /cls: cls must be \{ keys/],
+      ['cls with an unknown key', { cls: { keys: ['a'], ids: true } }, /cls: cls must be \{ keys/],
+      [
+        'metrics with a histogram that is not a function',
+        { metrics: { gauge: () => undefined, histogram: 1 } },
+        /metrics: metrics must be an object with gauge\(name, value, tags\?\) and optionally histogram/,
+      ],
       [
         'connection.port as a string',
         { connection: { port: '6379' } },
@@ -348,6 +363,12 @@ describe('resolveModuleOptions', () => {
         gauge(): void {}
       }
       expect(resolveModuleOptions({ metrics: new Gauges() }).metrics).toBeInstanceOf(Gauges);
+    });
+
+    it('resolves tracing and the cls keys', () => {
+      const resolved = resolveModuleOptions({ tracing: true, cls: { keys: ['requestId', 'tenant'] } });
+      expect(resolved.tracing).toBe(true);
+      expect(resolved.clsKeys).toEqual(['requestId', 'tenant']);
     });
 
     it('passes unknown connection keys through to ioredis unchecked', () => {

@@ -85,7 +85,7 @@ const ENTITY_CLASS = {
 } as const;
 
 const JSON_COLUMNS: Record<TableName, readonly string[]> = {
-  workflows: ['metadata'],
+  workflows: ['metadata', 'context'],
   executions: ['metadata', 'cursor'],
   signals: ['payload'],
 };
@@ -97,6 +97,7 @@ const NOT_COLUMNS = new Set(['duplicateDelivery']);
 const RESUMABLE_COLUMNS = new Set(['cursor', 'continuesFromId']);
 const SIGNAL_COLUMNS = new Set(['signalId', 'waitingSince']);
 const WAIT_TIMEOUT_COLUMNS = new Set(['waitDeadlineAt']);
+const WORKFLOW_CONTEXT_COLUMNS = new Set(['context', 'traceParent']);
 
 const FINISHED_STATES: readonly WorkflowState[] = ['finished', 'canceled'];
 
@@ -321,7 +322,13 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
     super();
     this.sink = options.onCommittedJobs ?? null;
     this.enqueueAfterCommit = options.enqueueAfterCommit ?? true;
-    this.schemaFeatures = { resumable: true, signals: true, waitTimeouts: true, ...options.features };
+    this.schemaFeatures = {
+      resumable: true,
+      signals: true,
+      waitTimeouts: true,
+      workflowContext: true,
+      ...options.features,
+    };
     this.clock = options.clock ?? (() => new Date());
   }
 
@@ -1425,6 +1432,9 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
   }
 
   private hidden(table: TableName, key: string): boolean {
+    if (table === 'workflows') {
+      return WORKFLOW_CONTEXT_COLUMNS.has(key) && !this.schemaFeatures.workflowContext;
+    }
     if (table !== 'executions') return false;
     if (RESUMABLE_COLUMNS.has(key)) return !this.schemaFeatures.resumable;
     if (SIGNAL_COLUMNS.has(key)) return !this.schemaFeatures.signals;

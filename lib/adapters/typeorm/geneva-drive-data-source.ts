@@ -48,7 +48,12 @@ export class GenevaDriveDataSource implements OnModuleInit {
   private source: DataSource | null = null;
   private familyName: DatabaseFamily = 'postgres';
   private sqliteMutex = new AsyncMutex();
-  private schemaFeatures: SchemaFeatures = { resumable: true, signals: true, waitTimeouts: true };
+  private schemaFeatures: SchemaFeatures = {
+    resumable: true,
+    signals: true,
+    waitTimeouts: true,
+    workflowContext: true,
+  };
   private readCommittedByDefault = false;
   /** PostgreSQL: what the runner's batched transactions share (see PostgresQueryBatch). */
   private batching: PostgresBatchContext | null = null;

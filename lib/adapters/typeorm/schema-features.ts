@@ -1,7 +1,13 @@
 import type { DataSource } from 'typeorm';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import type { SchemaFeatures } from '../../ports/workflow.repository';
-import { RESUMABLE_COLUMNS, SIGNAL_COLUMNS, WAIT_TIMEOUT_COLUMNS } from '../optional-columns';
+import { WorkflowEntity } from '../../entities/workflow.entity';
+import {
+  RESUMABLE_COLUMNS,
+  SIGNAL_COLUMNS,
+  WAIT_TIMEOUT_COLUMNS,
+  WORKFLOW_CONTEXT_COLUMNS,
+} from '../optional-columns';
 
 /**
  * The library's own tables, as the base migration creates them, that are missing from the
@@ -29,8 +35,9 @@ export async function detectSchemaFeatures(dataSource: DataSource): Promise<Sche
   const runner = dataSource.createQueryRunner();
   try {
     const executions = dataSource.getMetadata(StepExecutionEntity).tablePath;
-    const hasAll = async (columns: readonly string[]) => {
-      for (const column of columns) if (!(await runner.hasColumn(executions, column))) return false;
+    const workflows = dataSource.getMetadata(WorkflowEntity).tablePath;
+    const hasAll = async (columns: readonly string[], table = executions) => {
+      for (const column of columns) if (!(await runner.hasColumn(table, column))) return false;
       return true;
     };
     const resumable = await hasAll(RESUMABLE_COLUMNS);
@@ -38,7 +45,8 @@ export async function detectSchemaFeatures(dataSource: DataSource): Promise<Sche
       (await runner.hasTable(dataSource.getMetadata('SignalEntity').tablePath)) &&
       (await hasAll(SIGNAL_COLUMNS));
     const waitTimeouts = signals && (await hasAll(WAIT_TIMEOUT_COLUMNS));
-    return { resumable, signals, waitTimeouts };
+    const workflowContext = await hasAll(WORKFLOW_CONTEXT_COLUMNS, workflows);
+    return { resumable, signals, waitTimeouts, workflowContext };
   } finally {
     await runner.release();
   }

@@ -4,8 +4,13 @@ import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
 import { ACTIVE_EXECUTION_STATES, ONGOING_WORKFLOW_STATES } from '../../common/states';
-import type { HeroIdentity, NewBulkWorkflow } from '../../ports/workflow.repository';
+import type {
+  HeroIdentity,
+  NewBulkWorkflow,
+  NewWorkflow,
+} from '../../ports/workflow.repository';
 import { ExecutionColumns } from './execution-columns';
+import { GenevaDriveDataSource } from './geneva-drive-data-source';
 import type { UnitOfWork } from './unit-of-work';
 import { newExecutionRow, newWorkflowRow } from '../../entities/new-rows';
 import type { PartialRow } from './partial-row';
@@ -38,6 +43,10 @@ function setProperties(rows: readonly object[], properties: readonly string[]): 
   );
 }
 
+function workflowProperties(manager: EntityManager): string[] {
+  return manager.connection.getMetadata(WorkflowEntity).columns.map((column) => column.propertyName);
+}
+
 function compareHeroes(a: WorkflowEntity, b: WorkflowEntity): number {
   const left = `${a.heroType ?? ''}\u001f${a.heroId ?? ''}`;
   const right = `${b.heroType ?? ''}\u001f${b.heroId ?? ''}`;
@@ -57,13 +66,21 @@ export class WorkflowRows {
   /** Workflow changes held back until the commit of a coalescing unit of work. */
   private readonly pendingWorkflowWrites = new WeakMap<UnitOfWork, Map<string, WorkflowChanges>>();
 
-  constructor(private readonly columns: ExecutionColumns) {}
+  constructor(
+    private readonly columns: ExecutionColumns,
+    private readonly database: GenevaDriveDataSource,
+  ) {}
 
-  /** Locks and reads the workflow row (always locked before any execution row). */
+  /**
+   * Locks and reads the workflow row (always locked before any execution row), with the
+   * `context` and `trace_parent` that only a step reads, when their migration has run.
+   */
   async lockWorkflow(uow: UnitOfWork, id: string): Promise<WorkflowEntity | null> {
     const query = (await uow.manager())
       .createQueryBuilder(WorkflowEntity, 'workflow')
       .where('workflow.id = :id', { id });
+    if (this.database.features.workflowContext)
+      query.addSelect(['workflow.context', 'workflow.traceParent']);
     if (uow.locks) query.setLock('pessimistic_write');
     return query.getOne();
   }
@@ -144,15 +161,18 @@ export class WorkflowRows {
     });
   }
 
-  async insertWorkflow(
-    uow: UnitOfWork,
-    fields: Pick<WorkflowEntity, 'type' | 'heroType' | 'heroId' | 'allowMultiple' | 'metadata'>,
-  ): Promise<WorkflowEntity> {
+  /** Names only the columns it sets: those of a migration that has not run stay unnamed. */
+  async insertWorkflow(uow: UnitOfWork, fields: NewWorkflow): Promise<WorkflowEntity> {
     const now = new Date();
     const workflow = newWorkflowRow(uuidv7(), fields, now);
-    await (
-      await uow.manager()
-    ).insert(WorkflowEntity, workflow as PartialRow<WorkflowEntity>);
+    const manager = await uow.manager();
+    await manager
+      .createQueryBuilder()
+      .insert()
+      .into(WorkflowEntity, setProperties([workflow], workflowProperties(manager)))
+      .values({ ...workflow } as PartialRow<WorkflowEntity>)
+      .updateEntity(false)
+      .execute();
     return workflow;
   }
 
@@ -194,10 +214,7 @@ export class WorkflowRows {
     const workflows = fields.map((row) => newWorkflowRow(uuidv7(), row, now));
     const results: Array<WorkflowEntity | null> = [...workflows];
     const manager = await uow.manager();
-    const columns = setProperties(
-      workflows,
-      manager.connection.getMetadata(WorkflowEntity).columns.map((column) => column.propertyName),
-    );
+    const columns = setProperties(workflows, workflowProperties(manager));
     const insert = (target: EntityManager, rows: readonly WorkflowEntity[]) =>
       target
         .createQueryBuilder()
