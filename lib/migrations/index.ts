@@ -1,5 +1,6 @@
 import type { MigrationInterface } from 'typeorm';
 import { GenevaDriveBaseSchema1764400000000 } from './base-schema.migration';
+import { GenevaDriveDashboardIndexes1764400007000 } from './dashboard-indexes.migration';
 import { GenevaDriveMariaDbJsonText1764400004000 } from './mariadb-json-text.migration';
 import { GenevaDriveNoPadCollation1764400003000 } from './no-pad-collation.migration';
 import { GenevaDriveResumableSteps1764400001000 } from './resumable-steps.migration';
@@ -13,12 +14,13 @@ export {
   GenevaDriveNoPadCollation1764400003000,
   GenevaDriveMariaDbJsonText1764400004000,
   GenevaDriveSignalTimeouts1764400005000,
+  GenevaDriveDashboardIndexes1764400007000,
 };
 
 /**
  * The library's TypeORM migrations, in order: base schema, resumable-step columns, signals, the
  * NO PAD collation of the text columns on MariaDB/MySQL, the JSON columns as text on MariaDB (both
- * no-ops elsewhere), signal wait timeouts and retention.
+ * no-ops elsewhere), signal wait timeouts and retention, the dashboard's list indexes.
  * Add them to your DataSource `migrations` (beside your own) and run them.
  */
 export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -28,4 +30,5 @@ export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
   GenevaDriveNoPadCollation1764400003000,
   GenevaDriveMariaDbJsonText1764400004000,
   GenevaDriveSignalTimeouts1764400005000,
+  GenevaDriveDashboardIndexes1764400007000,
 ];

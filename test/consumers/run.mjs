@@ -485,11 +485,13 @@ import {
 } from 'nestjs-geneva-drive/testing';
 import { OpenTelemetryGaugeReporter } from 'nestjs-geneva-drive/opentelemetry';
 import { GenevaDriveHealthIndicator, type GenevaDriveHealthOptions } from 'nestjs-geneva-drive/terminus';
+import { GenevaDriveDashboardModule, type GenevaDriveDashboardOptions } from 'nestjs-geneva-drive/dashboard';
 
 export const root: DynamicModule = GenevaDriveModule.forRoot({ prefix: 'typed' });
 export const testing: DynamicModule = GenevaDriveTestingModule.forRoot({ autoRun: false });
+export const dashboard: DynamicModule = GenevaDriveDashboardModule.forRoot({ readOnly: true });
 export const services = [WorkflowService, WorkflowTestHelper, OpenTelemetryGaugeReporter, GenevaDriveHealthIndicator] as const;
-export type Used = [GenevaDriveDiagnosticsEvent, StepContext<{ id: number }>, GenevaDriveTestingModuleOptions, GenevaDriveHealthOptions];
+export type Used = [GenevaDriveDiagnosticsEvent, StepContext<{ id: number }>, GenevaDriveTestingModuleOptions, GenevaDriveHealthOptions, GenevaDriveDashboardOptions];
 // @ts-expect-error: the options are typed (a number is no prefix)
 GenevaDriveModule.forRoot({ prefix: 42 });
 `;

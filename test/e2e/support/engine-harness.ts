@@ -1,4 +1,4 @@
-import type { Abstract, INestApplication, Provider, Type } from '@nestjs/common';
+import type { Abstract, DynamicModule, INestApplication, Provider, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
@@ -20,7 +20,7 @@ export interface EngineHarnessOptions {
   entities?: EntitySchemaTarget[];
   providers?: Provider[];
   options?: GenevaDriveModuleOptions;
-  imports?: Array<Type<unknown>>;
+  imports?: Array<Type<unknown> | DynamicModule>;
   /** Migrations to run (default: all of GENEVA_DRIVE_MIGRATIONS). */
   migrations?: Array<new () => MigrationInterface>;
   /** Boot on an existing namespace and BullMQ prefix (a restart of the same deployment). */
