@@ -26,13 +26,14 @@ export interface WorkflowListPage {
 export interface QueueOverview {
   queue: string;
   workers: number;
-  waiting: number | null;
-  delayed: number | null;
-  active: number | null;
+  waiting: number;
+  delayed: number;
+  active: number;
 }
 
 /** The queues page. */
 export interface QueuesOverview {
+  /** `local`: jobs held in this process (SPEC §16.5); `in-process`: the testing module's queue. */
   transport: 'redis' | 'local' | 'in-process';
   /** Null when the transport answered; else why not. */
   problem: string | null;

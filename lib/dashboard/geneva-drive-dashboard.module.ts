@@ -10,6 +10,7 @@ import { DashboardAccess } from './dashboard-access';
 import { dashboardControllers } from './dashboard-controllers.factory';
 import type { GenevaDriveDashboardOptions } from './dashboard-options.interface';
 import { DashboardActions } from './dashboard.actions';
+import { DashboardQueuesReader } from './dashboard-queues.reader';
 import { DashboardReader } from './dashboard.reader';
 import {
   DASHBOARD_OPTIONS,
@@ -30,7 +31,7 @@ export interface GenevaDriveDashboardAsyncOptions {
   ) => GenevaDriveDashboardOptions | Promise<GenevaDriveDashboardOptions>;
 }
 
-const SERVICES = [DashboardAccess, DashboardReader, DashboardActions];
+const SERVICES = [DashboardAccess, DashboardReader, DashboardQueuesReader, DashboardActions];
 
 /**
  * The operator dashboard (SPEC §16.4): server-rendered pages and a JSON API at `path`, built from

@@ -5,6 +5,7 @@ import {
   GenevaDriveDashboardModule,
   type DashboardAuthorizationContext,
 } from '../../lib/dashboard';
+import type { QueuesOverview } from '../../lib/dashboard/dashboard-timeline.interface';
 import { Order } from '../fixtures/order.entity';
 import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
@@ -283,5 +284,58 @@ describe(`dashboard (${testDatabaseLabel})`, () => {
         .expect(403);
     }
     expect(await stateOf(workflow.id)).toBe('ready');
+  });
+
+  it('shows each queue with its jobs by state and the workers seen', async () => {
+    const read = async () =>
+      ((await request(http).get('/geneva-drive/api/queues').expect(200)).body as QueuesOverview)
+        .queues;
+    const before = await read();
+    await start(LaterWorkflow);
+    const after = await read();
+    expect(after).toEqual([
+      {
+        queue: 'geneva-drive',
+        waiting: 0,
+        delayed: before[0].delayed + 1,
+        active: 0,
+        workers: expect.any(Number) as number,
+      },
+    ]);
+    expect(after[0].workers).toBeGreaterThanOrEqual(1);
+    const page = await request(http).get('/geneva-drive/queues').expect(200);
+    expect(page.text).toContain('BullMQ on Redis');
+    expect(page.text).toMatch(
+      new RegExp(`<td>geneva-drive</td>\\s*<td>0</td>\\s*<td>${after[0].delayed}</td>`),
+    );
+  });
+});
+
+describe(`dashboard on the local transport (${testDatabaseLabel}, no Redis)`, () => {
+  let harness: EngineHarness;
+
+  beforeAll(async () => {
+    harness = await EngineHarness.boot({
+      workflows: [LaterWorkflow],
+      entities: [Order],
+      options: { transport: 'local', connection: { host: '127.0.0.1', port: 1 } },
+      imports: [GenevaDriveDashboardModule.forRoot()],
+    });
+  });
+
+  afterAll(() => harness.close());
+
+  it('shows the in-process queue: the delayed job and this process as its worker', async () => {
+    const hero = await harness.dataSource.getRepository(Order).save({ status: 'new' });
+    await harness.service.start(LaterWorkflow, { hero });
+    const http = harness.app.getHttpServer() as App;
+    const api = await request(http).get('/geneva-drive/api/queues').expect(200);
+    expect(api.body).toEqual({
+      transport: 'local',
+      problem: null,
+      queues: [{ queue: 'geneva-drive', waiting: 0, delayed: 1, active: 0, workers: 1 }],
+    });
+    const page = await request(http).get('/geneva-drive/queues').expect(200);
+    expect(page.text).toContain('local (steps run in this process');
   });
 });

@@ -19,8 +19,13 @@ import {
   type ActionInput,
   type BulkResult,
 } from '../dashboard.actions';
+import { DashboardQueuesReader } from '../dashboard-queues.reader';
 import { DashboardReader } from '../dashboard.reader';
-import type { WorkflowListPage, WorkflowTimeline } from '../dashboard-timeline.interface';
+import type {
+  QueuesOverview,
+  WorkflowListPage,
+  WorkflowTimeline,
+} from '../dashboard-timeline.interface';
 import { parseWorkflowFilter } from '../workflow-filter';
 import {
   CSRF_FIELD,
@@ -43,6 +48,7 @@ export class DashboardApiController {
     private readonly reader: DashboardReader,
     private readonly actions: DashboardActions,
     private readonly access: DashboardAccess,
+    private readonly queues: DashboardQueuesReader,
   ) {}
 
   /** The CSRF token (set as its cookie too) for the writes. */
@@ -57,6 +63,14 @@ export class DashboardApiController {
       else response.header?.('Set-Cookie', setCookie);
     }
     return { token };
+  }
+
+  @Get('queues')
+  queuesOverview(@Req() request: DashboardRequest): Promise<QueuesOverview> {
+    return this.guard(async () => {
+      await this.access.check(request, 'view', []);
+      return this.queues.read();
+    });
   }
 
   @Get('workflows')

@@ -17,11 +17,13 @@ import {
   type BulkAction,
   type WorkflowAction,
 } from '../dashboard.actions';
+import { DashboardQueuesReader } from '../dashboard-queues.reader';
 import { DashboardReader } from '../dashboard.reader';
 import type { SafeHtml } from '../html';
 import { bulkConfirmView, bulkResultView, confirmView } from '../views/confirm.view';
 import { messagePage } from '../views/layout.view';
 import { listView } from '../views/list.view';
+import { queuesView } from '../views/queues.view';
 import { workflowView } from '../views/workflow.view';
 import { parseWorkflowFilter } from '../workflow-filter';
 import { CSRF_FIELD, CSRF_REFUSED, csrfTokenFor, csrfTokenMatches } from './csrf-token';
@@ -60,6 +62,7 @@ export class DashboardPagesController {
     private readonly reader: DashboardReader,
     private readonly actions: DashboardActions,
     private readonly access: DashboardAccess,
+    private readonly queues: DashboardQueuesReader,
   ) {}
 
   @Get()
@@ -85,6 +88,14 @@ export class DashboardPagesController {
         status: problem === null ? 200 : 400,
         page: listView(base, filter.fields, page, this.access.writable, problem),
       };
+    });
+  }
+
+  @Get('queues')
+  queuesPage(@Req() request: DashboardRequest, @Res() response: DashboardResponse): Promise<void> {
+    return this.page(request, response, 1, async (base) => {
+      await this.access.check(request, 'view', []);
+      return { page: queuesView(base, await this.queues.read()) };
     });
   }
 

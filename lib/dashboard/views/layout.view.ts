@@ -29,6 +29,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f1f5f9;padding:.5rem;
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem;margin:.3rem 0}
 dt{font-weight:600}dd{margin:0;word-break:break-all}
 .actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:.5rem 0}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 `);
 
 /** The page frame: title, navigation, an optional notice, the body. */
