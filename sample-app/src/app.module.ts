@@ -10,7 +10,9 @@ import {
   GenevaDriveExceptionFilter,
   GenevaDriveModule,
 } from 'nestjs-geneva-drive';
+import { GenevaDriveDashboardModule } from 'nestjs-geneva-drive/dashboard';
 import { CAMPAIGN_ENTITIES, CampaignsModule } from './campaigns/campaigns.module';
+import { demoAuthorize } from './dashboard/demo-authorize';
 import { SAMPLE_APP_CONFIG, configFromEnv, parseRedisUrl, type SampleAppConfig } from './config';
 import { ensureSchema } from './database';
 import { Order } from './orders/order.entity';
@@ -74,6 +76,9 @@ export class AppModule {
         OrdersModule,
         CampaignsModule,
         WorkflowsModule,
+        // The operator dashboard at /geneva-drive, writable: readOnly false and an authorize
+        // (a demo one that lets in connections from this machine only; see its file).
+        GenevaDriveDashboardModule.forRoot({ readOnly: false, authorize: demoAuthorize }),
       ],
       providers: [
         { provide: SAMPLE_APP_CONFIG, useValue: config },
