@@ -187,6 +187,40 @@ describe(`dashboard (${testDatabaseLabel})`, () => {
     expect(await stateOf(workflow.id)).toBe('ready');
   });
 
+  it('sends a signal and skips a step through their forms', async () => {
+    const { workflow } = await start(LaterWorkflow);
+    const agent = request.agent(http);
+    const confirm = await agent.get(`/geneva-drive/workflows/${workflow.id}/signal`).expect(200);
+    await agent
+      .post(`/geneva-drive/workflows/${workflow.id}/signal`)
+      .type('form')
+      .send({ _csrf: csrfOf(confirm.text), name: 'approval', payload: '{"by":"ops"}', key: 'a-1' })
+      .expect(303);
+    const [signal] = await harness.service.signals(workflow);
+    expect([signal.name, signal.payload, signal.idempotencyKey]).toEqual([
+      'approval',
+      { by: 'ops' },
+      'a-1',
+    ]);
+    const badJson = await agent
+      .post(`/geneva-drive/workflows/${workflow.id}/signal`)
+      .type('form')
+      .send({ _csrf: csrfOf(confirm.text), name: 'approval', payload: '{nope' })
+      .expect(400);
+    expect(badJson.text).toContain('payload must be JSON');
+
+    const skip = await agent.get(`/geneva-drive/workflows/${workflow.id}/skip`).expect(200);
+    await agent
+      .post(`/geneva-drive/workflows/${workflow.id}/skip`)
+      .type('form')
+      .send({ _csrf: csrfOf(skip.text) })
+      .expect(303);
+    const row = await harness.dataSource
+      .getRepository(WorkflowEntity)
+      .findOneByOrFail({ id: workflow.id });
+    expect(row.nextStepName).toBe('second');
+  });
+
   it('bulk-cancels a filtered set after its dry-run count', async () => {
     const mine = [await start(OtherLaterWorkflow), await start(OtherLaterWorkflow)];
     const before = await harness.dataSource
@@ -311,7 +345,7 @@ describe(`dashboard (${testDatabaseLabel})`, () => {
   });
 });
 
-describe(`dashboard on the local transport (${testDatabaseLabel}, no Redis)`, () => {
+describe(`dashboard on the local transport, mounted by forRootAsync (${testDatabaseLabel}, no Redis)`, () => {
   let harness: EngineHarness;
 
   beforeAll(async () => {
@@ -319,7 +353,7 @@ describe(`dashboard on the local transport (${testDatabaseLabel}, no Redis)`, ()
       workflows: [LaterWorkflow],
       entities: [Order],
       options: { transport: 'local', connection: { host: '127.0.0.1', port: 1 } },
-      imports: [GenevaDriveDashboardModule.forRoot()],
+      imports: [GenevaDriveDashboardModule.forRootAsync({ path: 'ops', useFactory: () => ({}) })],
     });
   });
 
@@ -329,13 +363,13 @@ describe(`dashboard on the local transport (${testDatabaseLabel}, no Redis)`, ()
     const hero = await harness.dataSource.getRepository(Order).save({ status: 'new' });
     await harness.service.start(LaterWorkflow, { hero });
     const http = harness.app.getHttpServer() as App;
-    const api = await request(http).get('/geneva-drive/api/queues').expect(200);
+    const api = await request(http).get('/ops/api/queues').expect(200);
     expect(api.body).toEqual({
       transport: 'local',
       problem: null,
       queues: [{ queue: 'geneva-drive', waiting: 0, delayed: 1, active: 0, workers: 1 }],
     });
-    const page = await request(http).get('/geneva-drive/queues').expect(200);
+    const page = await request(http).get('/ops/queues').expect(200);
     expect(page.text).toContain('local (steps run in this process');
   });
 });
