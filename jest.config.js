@@ -18,6 +18,7 @@ module.exports = {
     '^nestjs-geneva-drive/opentelemetry$': '<rootDir>/lib/opentelemetry/index.ts',
     '^nestjs-geneva-drive/terminus$': '<rootDir>/lib/terminus/index.ts',
     '^nestjs-geneva-drive/cli$': '<rootDir>/lib/cli/index.ts',
+    '^nestjs-geneva-drive/dashboard$': '<rootDir>/lib/dashboard/index.ts',
   },
   testTimeout: 30000,
 };

@@ -27,6 +27,7 @@ import { ExecutionColumns } from './adapters/typeorm/execution-columns';
 import { HousekeepingQueries } from './adapters/typeorm/housekeeping-queries';
 import { TypeOrmWorkflowRepository } from './adapters/typeorm/typeorm-workflow.repository';
 import { WorkflowRepository } from './ports/workflow.repository';
+import { StepJobQueue } from './queue/step-job.queue';
 import { StepFinalizer } from './runner/step-finalizer';
 import { WaitTimeoutExpirer } from './runner/wait-timeout.expirer';
 import { StepInvoker } from './runner/step-invoker';
@@ -106,11 +107,14 @@ export const GENEVA_DRIVE_CORE_PROVIDERS: Provider[] = [
 
 /**
  * What the library modules export to the app (the health probe for the `/terminus` subpath's
- * indicator; it is not a public name of the main entry).
+ * indicator, the repository port and the step-job queue for the `/dashboard` subpath's reads;
+ * none is a public name of the main entry).
  */
 export const GENEVA_DRIVE_EXPORTS = [
   WorkflowService,
   WorkflowRunner,
   HousekeepingService,
   GenevaDriveHealthProbe,
+  WorkflowRepository,
+  StepJobQueue,
 ];

@@ -28,6 +28,8 @@ export const INDEX_NAMES = {
   signalsWorkflowState: 'index_geneva_drive_signals_workflow_state',
   stepExecutionsWaitDeadline: 'index_geneva_drive_step_executions_wait_deadline',
   signalsPendingCreated: 'index_geneva_drive_signals_pending_created',
+  workflowsCreated: 'index_geneva_drive_workflows_on_created',
+  workflowsStateCreated: 'index_geneva_drive_workflows_state_created',
 } as const;
 
 /** Foreign key names (PostgreSQL and SQLite; MariaDB has none, SPEC §15.8). */

@@ -93,6 +93,36 @@ export interface WorkflowListQuery {
   offset?: number;
 }
 
+/** Where a keyset page of workflows starts: after this row in `(created_at desc, id desc)` order. */
+export interface WorkflowPageStart {
+  createdAt: Date;
+  id: string;
+}
+
+/** The dashboard's workflow filter (SPEC §16.4), resolved to stored values; every field narrows. */
+export interface WorkflowSearchQuery {
+  types?: readonly string[];
+  states?: readonly WorkflowState[];
+  heroType?: string;
+  heroId?: string;
+  /** The step the workflow is at: its current step, or the next one when none is current. */
+  stepName?: string;
+  /** Only workflows with an execution parked for a signal since before this instant. */
+  waitingSinceBefore?: Date;
+  /** `created_at` at or after. */
+  createdFrom?: Date;
+  /** `created_at` before. */
+  createdBefore?: Date;
+  /** Matches the workflow id exactly, or the hero id exactly. */
+  text?: string;
+}
+
+/** A page of the search: newest first, after `after` when given. */
+export interface WorkflowSearchPage {
+  after?: WorkflowPageStart;
+  limit: number;
+}
+
 /** The two kinds of stuck executions, named by the state they are stuck in. */
 export type StuckKind = 'in_progress' | 'scheduled';
 
@@ -161,6 +191,15 @@ export abstract class WorkflowRepository {
 
   /** Workflows matching the query, newest first. */
   abstract listWorkflows(query: WorkflowListQuery): Promise<WorkflowEntity[]>;
+
+  /** Workflows matching the search, newest first `(created_at desc, id desc)`, one keyset page. */
+  abstract searchWorkflows(
+    query: WorkflowSearchQuery,
+    page: WorkflowSearchPage,
+  ): Promise<WorkflowEntity[]>;
+
+  /** How many workflows match the search. */
+  abstract countWorkflows(query: WorkflowSearchQuery): Promise<number>;
 
   /** Step name ⇒ executions of ongoing workflows of `type` still at one of `stepNames`. */
   abstract countOngoingAtSteps(

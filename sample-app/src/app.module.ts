@@ -10,6 +10,7 @@ import {
   GenevaDriveExceptionFilter,
   GenevaDriveModule,
 } from 'nestjs-geneva-drive';
+import { GenevaDriveDashboardModule } from 'nestjs-geneva-drive/dashboard';
 import { CAMPAIGN_ENTITIES, CampaignsModule } from './campaigns/campaigns.module';
 import {
   SAMPLE_APP_CONFIG,
@@ -18,6 +19,7 @@ import {
   transportOf,
   type SampleAppConfig,
 } from './config';
+import { demoAuthorize } from './dashboard/demo-authorize';
 import { ensureSchema } from './database';
 import { Order } from './orders/order.entity';
 import { OrdersModule } from './orders/orders.module';
@@ -84,6 +86,9 @@ export class AppModule {
         OrdersModule,
         CampaignsModule,
         WorkflowsModule,
+        // The operator dashboard at /geneva-drive, writable: readOnly false and an authorize
+        // (a demo one that lets in connections from this machine only; see its file).
+        GenevaDriveDashboardModule.forRoot({ readOnly: false, authorize: demoAuthorize }),
       ],
       providers: [
         { provide: SAMPLE_APP_CONFIG, useValue: config },

@@ -488,11 +488,13 @@ import {
 import { OpenTelemetryGaugeReporter } from 'nestjs-geneva-drive/opentelemetry';
 import { GenevaDriveHealthIndicator, type GenevaDriveHealthOptions } from 'nestjs-geneva-drive/terminus';
 import { CliExitCode, runGenevaDriveCli, type GenevaDriveCliOptions } from 'nestjs-geneva-drive/cli';
+import { GenevaDriveDashboardModule, type GenevaDriveDashboardOptions } from 'nestjs-geneva-drive/dashboard';
 
 export const root: DynamicModule = GenevaDriveModule.forRoot({ prefix: 'typed' });
 export const testing: DynamicModule = GenevaDriveTestingModule.forRoot({ autoRun: false });
+export const dashboard: DynamicModule = GenevaDriveDashboardModule.forRoot({ readOnly: true });
 export const services = [WorkflowService, WorkflowTestHelper, OpenTelemetryGaugeReporter, GenevaDriveHealthIndicator] as const;
-export type Used = [GenevaDriveDiagnosticsEvent, StepContext<{ id: number }>, GenevaDriveTestingModuleOptions, GenevaDriveHealthOptions, GenevaDriveCliOptions];
+export type Used = [GenevaDriveDiagnosticsEvent, StepContext<{ id: number }>, GenevaDriveTestingModuleOptions, GenevaDriveHealthOptions, GenevaDriveCliOptions, GenevaDriveDashboardOptions];
 export const cli: (argv: string[]) => Promise<CliExitCode> = (argv) => runGenevaDriveCli(argv, { app: root });
 export const usage: 2 = CliExitCode.usage;
 // @ts-expect-error: the options are typed (a number is no prefix)

@@ -20,6 +20,7 @@ import {
   GenevaDriveNoPadCollation1764400003000,
 } from '../../lib/migrations';
 import { MissingMigrationError } from '../../lib/errors/missing-migration.error';
+import { INDEX_NAMES } from '../../lib/migrations/migration.constants';
 import { mysqlEnsureCollation } from '../../lib/migrations/mysql-schema';
 import type { StepExecutionState, WorkflowState } from '../../lib/interfaces/states.interface';
 import { checkMariaDbJsonColumns } from '../../lib/adapters/typeorm/mariadb-json-columns.check';
@@ -386,10 +387,28 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
   });
 }
 
-/** Undoes the seven migrations one by one, checking what each leaves behind, then re-applies them. */
+/** Undoes the eight migrations one by one, checking what each leaves behind, then re-applies them. */
 async function undoAllAndRedo(ds: DataSource): Promise<void> {
   const has = (table: string, column?: string): Promise<boolean> =>
     withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
+  const workflowIndexes = async (): Promise<string[]> => {
+    const sql =
+      ds.options.type === 'postgres'
+        ? `SELECT indexname AS name FROM pg_indexes WHERE schemaname = COALESCE($1::text, current_schema()) AND tablename = 'geneva_drive_workflows'`
+        : ds.options.type === 'better-sqlite3'
+          ? `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'geneva_drive_workflows'`
+          : `SELECT DISTINCT INDEX_NAME AS name FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'geneva_drive_workflows'`;
+    const schema = (ds.options as { schema?: string }).schema ?? null;
+    const parameters = ds.options.type === 'postgres' ? [schema] : [];
+    return (await ds.query<Array<{ name: string }>>(sql, parameters)).map((row) => row.name);
+  };
+
+  expect(await workflowIndexes()).toEqual(
+    expect.arrayContaining([INDEX_NAMES.workflowsCreated, INDEX_NAMES.workflowsStateCreated]),
+  );
+  await ds.undoLastMigration();
+  expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsCreated);
+  expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsStateCreated);
 
   await ds.undoLastMigration();
   expect(await has('geneva_drive_workflows', 'context')).toBe(false);
@@ -430,9 +449,10 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are seven TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context', () => {
+  it('are eight TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context, dashboard indexes', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
-    expect(names).toHaveLength(7);
+    expect(names).toHaveLength(8);
+    expect(names[7]).toMatch(/^GenevaDriveDashboardIndexes\d{13}$/);
     expect(names[5]).toMatch(/^GenevaDriveSignalTimeouts\d{13}$/);
     expect(names[6]).toBe('GenevaDriveWorkflowContext1764400006000');
     expect(names[0]).toMatch(/^GenevaDriveBaseSchema\d{13}$/);
@@ -586,7 +606,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     });
   });
 
-  it('undoes all seven migrations and applies them again', async () => {
+  it('undoes all eight migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const leftovers = await ds.query<Array<{ indexname: string }>>(
       `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
@@ -690,7 +710,7 @@ describeOn('postgres')('migrations on PostgreSQL (odd schema name: spaces, backt
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'index_geneva_drive_%'`,
       [schema],
     );
-    expect(indexes).toHaveLength(16);
+    expect(indexes).toHaveLength(18);
     expect(
       indexes.find((row) => row.indexname === 'index_geneva_drive_workflows_unique_ongoing')
         ?.indexdef,
@@ -811,7 +831,7 @@ describeOn('mariadb')('migrations on MariaDB (database named with a backtick and
         WHERE TABLE_SCHEMA = ? AND INDEX_NAME LIKE 'index\\_geneva\\_drive\\_%'`,
       [database],
     );
-    expect(indexes).toHaveLength(16);
+    expect(indexes).toHaveLength(18);
     await saveWorkflow(ds, { heroId: 'odd-1' });
     await expect(saveWorkflow(ds, { heroId: 'odd-1' })).rejects.toBeInstanceOf(QueryFailedError);
 
@@ -897,7 +917,8 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
       const found = indexes.find((row) => row.name === name);
       return found ? `${Number(found.unique) ? 'UNIQUE ' : ''}(${found.columns})` : `<missing ${name}>`;
     };
-    expect(indexes).toHaveLength(16);
+    expect(indexes).toHaveLength(18);
+    expect(index('index_geneva_drive_workflows_state_created')).toBe('(state,created_at,id)');
     expect(index('index_geneva_drive_workflows_unique_ongoing')).toBe('UNIQUE (ongoing_unique_key)');
     expect(index('index_geneva_drive_step_executions_one_active')).toBe('UNIQUE (active_unique_key)');
     expect(index('index_geneva_drive_step_executions_in_progress_started_at')).toBe('(state,started_at)');
@@ -959,7 +980,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(QueryFailedError);
   });
 
-  it('undoes all seven migrations and applies them again', async () => {
+  it('undoes all eight migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const tables = await ds.query<Array<{ name: string }>>(
       'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -1195,17 +1216,17 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
     expect(sql('index_geneva_drive_step_executions_one_active')).toMatch(
       /CREATE UNIQUE INDEX .* WHERE/,
     );
-    expect(rows).toHaveLength(16);
+    expect(rows).toHaveLength(18);
   });
 
   describeConstraints(() => ds, { foreignKeys: true });
 
-  it('undoes all seven migrations and applies them again', async () => {
+  it('undoes all eight migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const rows = await ds.query<Array<{ name: string }>>(
       `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,
     );
-    expect(rows).toHaveLength(16);
+    expect(rows).toHaveLength(18);
   });
 });
 

@@ -530,6 +530,33 @@ describe.each([
       });
     });
 
+    describe('operators: the dashboard at /geneva-drive', () => {
+      it('lists a parked order workflow by hero and wait, and pauses it through the confirmation form', async () => {
+        const { order, workflow } = await createOrder();
+        await parkedAtCapture(workflow.id);
+        const agent = request.agent(app!.getHttpServer());
+        const list = await agent
+          .get('/geneva-drive/')
+          .query({ heroId: String(order.id), waitingLongerThan: '0s' })
+          .expect(200);
+        expect(list.text).toContain(workflow.id);
+        const notWaiting = await agent
+          .get('/geneva-drive/api/workflows')
+          .query({ heroId: String(order.id), waitingLongerThan: '1h' })
+          .expect(200);
+        expect(notWaiting.body).toEqual({ workflows: [], next: null });
+
+        const confirm = await agent.get(`/geneva-drive/workflows/${workflow.id}/pause`).expect(200);
+        const csrf = /name="_csrf" value="([^"]+)"/.exec(confirm.text)![1];
+        await agent
+          .post(`/geneva-drive/workflows/${workflow.id}/pause`)
+          .type('form')
+          .send({ _csrf: csrf })
+          .expect(303);
+        expect((await view(workflow.id)).workflow.state).toBe('paused');
+      });
+    });
+
     describe('campaigns: a resumable step over many subscribers', () => {
       const SUBSCRIBERS = 2000;
 

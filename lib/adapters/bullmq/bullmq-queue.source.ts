@@ -10,6 +10,7 @@ export interface BullmqQueueHandle {
   addBulk(jobs: Array<{ name: string; data: StepJobData; opts?: JobsOptions }>): Promise<unknown>;
   getJobState(jobId: string): Promise<string>;
   getWorkersCount(): Promise<number>;
+  getJobCounts(...types: string[]): Promise<Record<string, number>>;
   on(event: 'error', listener: (error: Error) => void): unknown;
   waitUntilReady(): Promise<unknown>;
   close(): Promise<void>;

@@ -5,6 +5,7 @@ import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.
 import type { StepJob, StepJobData } from '../../queue/step-job.interface';
 import type { StepJobInspector, StepJobPresence } from '../../queue/step-job-inspector';
 import type {
+  QueueJobCounts,
   QueueTransportStatus,
   StepJobTransportProbe,
 } from '../../queue/step-job-transport-probe';
@@ -95,6 +96,26 @@ export class BullmqStepJobQueue
         queue: name,
         workers: await this.queues.queue(name).getWorkersCount(),
       })),
+    );
+  }
+
+  /** Per consumed queue, one `getJobCounts` round trip; prioritized jobs count as waiting. */
+  async jobCounts(): Promise<QueueJobCounts[]> {
+    return Promise.all(
+      Object.keys(this.options.queues).map(async (name) => {
+        const counts = await this.queues.queue(name).getJobCounts(
+          'waiting',
+          'prioritized',
+          'delayed',
+          'active',
+        );
+        return {
+          queue: name,
+          waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+          delayed: counts.delayed ?? 0,
+          active: counts.active ?? 0,
+        };
+      }),
     );
   }
 }

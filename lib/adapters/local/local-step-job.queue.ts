@@ -5,6 +5,7 @@ import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.
 import type { StepJob } from '../../queue/step-job.interface';
 import type { StepJobInspector, StepJobPresence } from '../../queue/step-job-inspector';
 import type {
+  QueueJobCounts,
   QueueTransportStatus,
   StepJobTransportProbe,
 } from '../../queue/step-job-transport-probe';
@@ -88,6 +89,21 @@ export class LocalStepJobQueue
   transportStatus(): Promise<QueueTransportStatus[]> {
     return Promise.resolve(
       Object.keys(this.options.queues).map((queue) => ({ queue, workers: this.closed ? 0 : 1 })),
+    );
+  }
+
+  /** The queues this process consumes and any it was handed jobs for, counted in memory. */
+  jobCounts(): Promise<QueueJobCounts[]> {
+    const names = new Set([...Object.keys(this.options.queues), ...this.queues.keys()]);
+    return Promise.resolve(
+      [...names].map((name) => {
+        const queue = this.queues.get(name);
+        let held = 0;
+        for (const job of this.pending.values()) if (job.queue === name) held += 1;
+        const waiting = queue?.ready.length ?? 0;
+        const active = queue?.active ?? 0;
+        return { queue: name, waiting, delayed: held - waiting - active, active };
+      }),
     );
   }
 

@@ -32,6 +32,8 @@ import {
   type TransactionOptions,
   type WorkflowChanges,
   type WorkflowListQuery,
+  type WorkflowSearchPage,
+  type WorkflowSearchQuery,
 } from '../../ports/workflow.repository';
 import { isInlineEnqueue } from '../../queue/inline-enqueue.context';
 import type { StepJob } from '../../queue/step-job.interface';
@@ -466,6 +468,57 @@ export class InMemoryWorkflowRepository extends WorkflowRepository {
       }).sort(newestFirst);
       return page(rows, query.offset, query.limit).map((row) => this.hydrate('workflows', row));
     });
+  }
+
+  searchWorkflows(query: WorkflowSearchQuery, at: WorkflowSearchPage): Promise<WorkflowEntity[]> {
+    return statement(() => {
+      const after = at.after;
+      const rows = this.select(null, 'workflows', (row) => {
+        if (!this.matchesSearch(row, query)) return false;
+        if (after === undefined) return true;
+        const created = time(row.createdAt) ?? 0;
+        const start = after.createdAt.getTime();
+        return created < start || (created === start && row.id < after.id);
+      }).sort(newestFirst);
+      return rows.slice(0, at.limit).map((row) => this.hydrate('workflows', row));
+    });
+  }
+
+  countWorkflows(query: WorkflowSearchQuery): Promise<number> {
+    return statement(
+      () => this.select(null, 'workflows', (row) => this.matchesSearch(row, query)).length,
+    );
+  }
+
+  private matchesSearch(row: Row, query: WorkflowSearchQuery): boolean {
+    const created = time(row.createdAt) ?? 0;
+    const step = (row.currentStepName ?? row.nextStepName) as string | null;
+    if (query.types !== undefined && !query.types.includes(row.type as string)) return false;
+    if (query.states !== undefined && !query.states.includes(row.state as WorkflowState)) {
+      return false;
+    }
+    if (query.heroType !== undefined && row.heroType !== query.heroType) return false;
+    if (query.heroId !== undefined && row.heroId !== query.heroId) return false;
+    if (query.stepName !== undefined && step !== query.stepName) return false;
+    if (query.createdFrom !== undefined && created < query.createdFrom.getTime()) return false;
+    if (query.createdBefore !== undefined && created >= query.createdBefore.getTime()) {
+      return false;
+    }
+    if (
+      query.text !== undefined &&
+      row.id !== query.text.toLowerCase() &&
+      row.heroId !== query.text
+    ) {
+      return false;
+    }
+    const before = query.waitingSinceBefore;
+    if (before === undefined) return true;
+    return [...this.tables.executions.values()].some(
+      (execution) =>
+        execution.workflowId === row.id &&
+        execution.state === 'waiting' &&
+        (time(execution.waitingSince) ?? Infinity) < before.getTime(),
+    );
   }
 
   countOngoingAtSteps(type: string, stepNames: readonly string[]): Promise<Record<string, number>> {

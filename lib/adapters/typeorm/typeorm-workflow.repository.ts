@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { In, QueryFailedError, type EntityManager } from 'typeorm';
+import { In, QueryFailedError, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import { ONGOING_WORKFLOW_STATES } from '../../common/states';
+import { isUuid } from '../../common/uuid';
 import type { WorkflowDefinition } from '../../discovery/workflow-definition.interface';
 import type { SignalEntity } from '../../entities/signal.entity';
 import { SignalEntity as SignalRow } from '../../entities/signal.entity';
@@ -20,6 +21,8 @@ import {
   type StuckKind,
   type StuckPageStart,
   type WorkflowListQuery,
+  type WorkflowSearchPage,
+  type WorkflowSearchQuery,
   type RepositoryTransaction,
   type SchemaFeatures,
   type SignalChanges,
@@ -124,6 +127,89 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     if (filter.limit !== undefined) query.take(filter.limit);
     if (filter.offset !== undefined) query.skip(filter.offset);
     return query.getMany();
+  }
+
+  searchWorkflows(
+    filter: WorkflowSearchQuery,
+    page: WorkflowSearchPage,
+  ): Promise<WorkflowEntity[]> {
+    return this.searchPageQuery(filter, page).getMany();
+  }
+
+  /** One keyset page of the search, newest first (public for the EXPLAIN test of its index). */
+  searchPageQuery(
+    filter: WorkflowSearchQuery,
+    page: WorkflowSearchPage,
+  ): SelectQueryBuilder<WorkflowEntity> {
+    const query = this.searchQuery(filter)
+      .orderBy('workflow.createdAt', 'DESC')
+      .addOrderBy('workflow.id', 'DESC')
+      .limit(page.limit);
+    if (page.after !== undefined) {
+      query.andWhere(
+        '(workflow.createdAt < :afterAt OR (workflow.createdAt = :afterAt AND workflow.id < :afterId))',
+        { afterAt: page.after.createdAt, afterId: page.after.id },
+      );
+    }
+    return query;
+  }
+
+  countWorkflows(filter: WorkflowSearchQuery): Promise<number> {
+    return this.searchQuery(filter).getCount();
+  }
+
+  /** The search's conditions, every value a bound parameter. */
+  searchQuery(filter: WorkflowSearchQuery): SelectQueryBuilder<WorkflowEntity> {
+    const query = this.database.manager.createQueryBuilder(WorkflowEntity, 'workflow');
+    if (filter.types !== undefined) {
+      query.andWhere('workflow.type IN (:...types)', { types: filter.types });
+    }
+    if (filter.states !== undefined) {
+      query.andWhere('workflow.state IN (:...states)', { states: filter.states });
+    }
+    if (filter.heroType !== undefined) {
+      query.andWhere('workflow.heroType = :heroType', { heroType: filter.heroType });
+    }
+    if (filter.heroId !== undefined) {
+      query.andWhere('workflow.heroId = :heroId', { heroId: filter.heroId });
+    }
+    if (filter.stepName !== undefined) {
+      query.andWhere('COALESCE(workflow.currentStepName, workflow.nextStepName) = :stepName', {
+        stepName: filter.stepName,
+      });
+    }
+    if (filter.createdFrom !== undefined) {
+      query.andWhere('workflow.createdAt >= :createdFrom', { createdFrom: filter.createdFrom });
+    }
+    if (filter.createdBefore !== undefined) {
+      query.andWhere('workflow.createdAt < :createdBefore', {
+        createdBefore: filter.createdBefore,
+      });
+    }
+    if (filter.text !== undefined) {
+      // PostgreSQL's `uuid` column refuses a comparison with text that is no UUID.
+      query.andWhere(
+        isUuid(filter.text)
+          ? '(workflow.id = :textId OR workflow.heroId = :text)'
+          : 'workflow.heroId = :text',
+        { text: filter.text, textId: filter.text.toLowerCase() },
+      );
+    }
+    if (filter.waitingSinceBefore !== undefined) {
+      const waiting = query
+        .subQuery()
+        .select('1')
+        .from(StepExecutionEntity, 'parked')
+        .where('parked.workflowId = workflow.id')
+        .andWhere('parked.state = :parkedState')
+        .andWhere('parked.waitingSince < :waitingSinceBefore')
+        .getQuery();
+      query.andWhere(`EXISTS ${waiting}`, {
+        parkedState: 'waiting',
+        waitingSinceBefore: filter.waitingSinceBefore,
+      });
+    }
+    return query;
   }
 
   async countOngoingAtSteps(

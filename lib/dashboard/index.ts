@@ -1,0 +1,2 @@
+export * from './dashboard-options.interface';
+export * from './geneva-drive-dashboard.module';
