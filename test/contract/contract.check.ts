@@ -1,5 +1,5 @@
 /**
- * Type-level proof that `lib/index.ts` and `lib/testing/index.ts` satisfy the public contract
+ * Type-level proof that `lib/index.ts` and its subpaths (testing, terminus, dashboard) satisfy the public contract
  * (`contract.d.ts`, a copy of shared/contract.d.ts under another module name). Compiled by
  * `npm run typecheck` and by ts-jest through `contract.spec.ts`: a mismatch fails the build.
  * Shapes only: behavior is covered by the e2e suite.
@@ -7,9 +7,11 @@
 import type * as Contract from 'nestjs-geneva-drive-contract';
 import type * as ContractTesting from 'nestjs-geneva-drive-contract/testing';
 import type * as ContractTerminus from 'nestjs-geneva-drive-contract/terminus';
+import type * as ContractDashboard from 'nestjs-geneva-drive-contract/dashboard';
 import * as Impl from '../../lib';
 import * as ImplTesting from '../../lib/testing';
 import type * as ImplTerminus from '../../lib/terminus';
+import * as ImplDashboard from '../../lib/dashboard';
 
 type Assert<T extends true> = T;
 /** A is assignable to B. */
@@ -34,9 +36,19 @@ export type TypeChecks = [
   // `connection` is widened compatibly (it also takes an ioredis client): every contract value
   // fits; the rest of the options are the contract's exactly.
   Assert<Fits<Contract.GenevaDriveModuleOptions, Impl.GenevaDriveModuleOptions>>,
-  Assert<Same<Omit<Impl.GenevaDriveModuleOptions, 'connection'>, Omit<Contract.GenevaDriveModuleOptions, 'connection'>>>,
+  Assert<
+    Same<
+      Omit<Impl.GenevaDriveModuleOptions, 'connection'>,
+      Omit<Contract.GenevaDriveModuleOptions, 'connection'>
+    >
+  >,
   Assert<Same<Impl.GenevaDriveConnectionOptions, Contract.GenevaDriveConnectionOptions>>,
-  Assert<Same<AsyncExtras<Impl.GenevaDriveModuleAsyncOptions>, AsyncExtras<Contract.GenevaDriveModuleAsyncOptions>>>,
+  Assert<
+    Same<
+      AsyncExtras<Impl.GenevaDriveModuleAsyncOptions>,
+      AsyncExtras<Contract.GenevaDriveModuleAsyncOptions>
+    >
+  >,
   Assert<Fits<Contract.GenevaDriveModuleAsyncOptions, Impl.GenevaDriveModuleAsyncOptions>>,
   Assert<Same<Impl.StepJobOptions, Contract.StepJobOptions>>,
   Assert<Fits<Impl.StepContext<{ id: number }>, Contract.StepContext<{ id: number }>>>,
@@ -47,12 +59,29 @@ export type TypeChecks = [
   Assert<Fits<Contract.DeclarativeExceptionPolicyOptions, Impl.DeclarativeExceptionPolicyOptions>>,
   Assert<Fits<Contract.ImperativeExceptionPolicyOptions, Impl.ImperativeExceptionPolicyOptions>>,
   Assert<Fits<Impl.StepOptions, Contract.StepOptions>>,
-  Assert<Fits<Omit<Contract.StepOptions, 'onException' | 'onTimeout'>, Omit<Impl.StepOptions, 'onException' | 'onTimeout'>>>,
-  Assert<Fits<Exclude<Contract.StepOptions['onTimeout'], Contract.ExceptionPolicy>, Impl.StepOptions['onTimeout']>>,
+  Assert<
+    Fits<
+      Omit<Contract.StepOptions, 'onException' | 'onTimeout'>,
+      Omit<Impl.StepOptions, 'onException' | 'onTimeout'>
+    >
+  >,
+  Assert<
+    Fits<
+      Exclude<Contract.StepOptions['onTimeout'], Contract.ExceptionPolicy>,
+      Impl.StepOptions['onTimeout']
+    >
+  >,
   Assert<Fits<Impl.ResumableStepOptions, Contract.ResumableStepOptions>>,
-  Assert<Fits<Omit<Contract.ResumableStepOptions, 'onException' | 'onTimeout'>, Omit<Impl.ResumableStepOptions, 'onException' | 'onTimeout'>>>,
+  Assert<
+    Fits<
+      Omit<Contract.ResumableStepOptions, 'onException' | 'onTimeout'>,
+      Omit<Impl.ResumableStepOptions, 'onException' | 'onTimeout'>
+    >
+  >,
   Assert<Fits<Impl.WorkflowOptions, Contract.WorkflowOptions>>,
-  Assert<Fits<Omit<Contract.WorkflowOptions, 'onException'>, Omit<Impl.WorkflowOptions, 'onException'>>>,
+  Assert<
+    Fits<Omit<Contract.WorkflowOptions, 'onException'>, Omit<Impl.WorkflowOptions, 'onException'>>
+  >,
   Assert<Same<Impl.WorkflowRef, Contract.WorkflowRef>>,
   Assert<Fits<Contract.StartOptions, Impl.StartOptions>>,
   Assert<Fits<Contract.ListFilter, Impl.ListFilter>>,
@@ -66,20 +95,49 @@ export type TypeChecks = [
   Assert<Fits<Impl.HousekeepingService, Contract.HousekeepingService>>,
   Assert<Fits<Impl.ExceptionPolicy, Contract.ExceptionPolicy>>,
   Assert<Fits<Impl.SignalMatcher<{ amount: number }>, Contract.SignalMatcher<{ amount: number }>>>,
-  Assert<Fits<ImplTesting.GenevaDriveTestingModuleOptions, ContractTesting.GenevaDriveTestingModuleOptions>>,
-  Assert<Fits<ContractTesting.GenevaDriveTestingModuleOptions, ImplTesting.GenevaDriveTestingModuleOptions>>,
+  Assert<
+    Fits<
+      ImplTesting.GenevaDriveTestingModuleOptions,
+      ContractTesting.GenevaDriveTestingModuleOptions
+    >
+  >,
+  Assert<
+    Fits<
+      ContractTesting.GenevaDriveTestingModuleOptions,
+      ImplTesting.GenevaDriveTestingModuleOptions
+    >
+  >,
   Assert<Same<ImplTesting.EnqueuedJob, ContractTesting.EnqueuedJob>>,
   Assert<Fits<ImplTesting.WorkflowTestHelper, ContractTesting.WorkflowTestHelper>>,
   Assert<Same<ImplTerminus.GenevaDriveHealthOptions, ContractTerminus.GenevaDriveHealthOptions>>,
-  Assert<Fits<ImplTerminus.GenevaDriveHealthIndicator, ContractTerminus.GenevaDriveHealthIndicator>>,
+  Assert<
+    Fits<ImplTerminus.GenevaDriveHealthIndicator, ContractTerminus.GenevaDriveHealthIndicator>
+  >,
+  Assert<Same<ImplDashboard.DashboardAction, ContractDashboard.DashboardAction>>,
+  Assert<
+    Same<
+      ImplDashboard.DashboardAuthorizationContext,
+      ContractDashboard.DashboardAuthorizationContext
+    >
+  >,
+  Assert<
+    Same<ImplDashboard.GenevaDriveDashboardOptions, ContractDashboard.GenevaDriveDashboardOptions>
+  >,
 ];
 
 /** Values: the same call shapes as the contract's declarations. */
 export const valueChecks = {
-  module: Impl.GenevaDriveModule satisfies Pick<typeof Contract.GenevaDriveModule, 'forRoot' | 'forRootAsync'>,
+  module: Impl.GenevaDriveModule satisfies Pick<
+    typeof Contract.GenevaDriveModule,
+    'forRoot' | 'forRootAsync'
+  >,
   testingModule: ImplTesting.GenevaDriveTestingModule satisfies Pick<
     typeof ContractTesting.GenevaDriveTestingModule,
     'forRoot'
+  >,
+  dashboardModule: ImplDashboard.GenevaDriveDashboardModule satisfies Pick<
+    typeof ContractDashboard.GenevaDriveDashboardModule,
+    'forRoot' | 'forRootAsync'
   >,
   entities: Impl.GENEVA_DRIVE_ENTITIES satisfies typeof Contract.GENEVA_DRIVE_ENTITIES,
   migrations: Impl.GENEVA_DRIVE_MIGRATIONS satisfies typeof Contract.GENEVA_DRIVE_MIGRATIONS,

@@ -1,5 +1,5 @@
 /**
- * The public API of `nestjs-geneva-drive`, as SPEC.md defines it, written as TypeScript
+ * The public API of `nestjs-geneva-drive-contract`, as SPEC.md defines it, written as TypeScript
  * declarations. `lib/index.ts` and `lib/testing/index.ts` must satisfy these shapes; every name
  * here is binding (SPEC §1). Nothing here is an implementation.
  */
@@ -180,6 +180,8 @@ declare module 'nestjs-geneva-drive-contract' {
 
   export interface GaugeReporter {
     gauge(name: string, value: number, tags?: Record<string, string>): void;
+    /** 0.2 (SPEC §16.6): step duration, queue delay and wake latency, in ms. */
+    histogram?(name: string, value: number, tags?: Record<string, string>): void;
   }
 
   /** BullMQ / ioredis connection options (only the commonly used keys are spelled out). */
@@ -228,6 +230,10 @@ declare module 'nestjs-geneva-drive-contract' {
     transport?: 'redis' | 'postgres' | 'local';
     /** 0.2 (SPEC §16.3): default null — pending signals live as long as their workflow */
     signalRetention?: Duration | null;
+    /** 0.2 (SPEC §16.6): spans per step attempt through @opentelemetry/api; default false */
+    tracing?: boolean;
+    /** 0.2 (SPEC §16.6): nestjs-cls keys captured at start() and restored around each step */
+    cls?: { keys: string[] };
   }
 
   /** `useClass`/`useExisting` factories implement `create()` (ConfigurableModuleBuilder's default). */
@@ -292,6 +298,8 @@ declare module 'nestjs-geneva-drive-contract' {
     readonly stepExecution: StepExecutionEntity;
     readonly stepName: string;
     readonly receivedSignal: SignalEntity | null;
+    /** 0.2 (SPEC §16.6): the `context` given to start(), or {} */
+    readonly context: Readonly<Record<string, unknown>>;
     /** tagged with the workflow and execution tags of reference §3.10 */
     readonly logger: LoggerService;
     readonly metadata: StepMetadataHelpers;
@@ -466,6 +474,8 @@ declare module 'nestjs-geneva-drive-contract' {
     metadata?: Record<string, unknown>;
     stepJobOptions?: StepJobOptions;
     manager?: EntityManager;
+    /** 0.2 (SPEC §16.6): JSON, at most 4 KB serialized; every step sees it as ctx.context */
+    context?: Record<string, unknown>;
   }
 
   export interface ListFilter {
@@ -509,6 +519,12 @@ declare module 'nestjs-geneva-drive-contract' {
     /** removed-step name ⇒ number of rows of ongoing workflows of that class still carrying it */
     removedStepsInFlight(workflow: WorkflowRef): Promise<Record<string, number>>;
     withInlineEnqueue<T>(fn: () => Promise<T>): Promise<T>;
+    /** 0.2 (SPEC §16.7): null where onConflict 'skip' left an entry out */
+    startMany(
+      workflow: WorkflowRef,
+      starts: StartOptions[],
+      options?: { manager?: EntityManager; onConflict?: 'error' | 'skip' },
+    ): Promise<Array<WorkflowEntity | null>>;
   }
 
   export class WorkflowRunner {
@@ -558,6 +574,7 @@ declare module 'nestjs-geneva-drive-contract' {
     readonly waitingSince: Date;
     readonly deadline: Date;
   }
+
   /** 0.2 (SPEC §16.4): maps library errors to HTTP statuses. */
   export class GenevaDriveExceptionFilter {
     catch(exception: GenevaDriveError, host: unknown): void;
@@ -637,6 +654,39 @@ declare module 'nestjs-geneva-drive-contract/testing' {
     assertStepHasSuccessor(workflow: WorkflowLike, stepName: string): Promise<void>;
     /** 0.2 (SPEC §16.3): fires the current waiting execution's timeout now */
     expireWait(workflow: WorkflowLike): Promise<StepExecutionEntity>;
+  }
+}
+
+declare module 'nestjs-geneva-drive-contract/dashboard' {
+  import type { DynamicModule } from '@nestjs/common';
+
+  export type DashboardAction = 'view' | 'pause' | 'resume' | 'resumeAt' | 'skip' | 'cancel' | 'signal';
+
+  export interface DashboardAuthorizationContext {
+    /** the platform request (Express or Fastify) */
+    request: unknown;
+    action: DashboardAction;
+    /** the workflows the request reads or acts on; [] for list pages */
+    workflowIds: string[];
+  }
+
+  export interface GenevaDriveDashboardOptions {
+    /** default 'geneva-drive' (under the app's global prefix) */
+    path?: string;
+    /** default false; writes also need authorize (SPEC §16.4) */
+    readOnly?: boolean;
+    authorize?: (context: DashboardAuthorizationContext) => boolean | Promise<boolean>;
+    /** default 50 */
+    pageSize?: number;
+  }
+
+  export class GenevaDriveDashboardModule {
+    static forRoot(options?: GenevaDriveDashboardOptions): DynamicModule;
+    static forRootAsync(options: {
+      imports?: any[];
+      inject?: any[];
+      useFactory: (...args: any[]) => GenevaDriveDashboardOptions | Promise<GenevaDriveDashboardOptions>;
+    }): DynamicModule;
   }
 }
 
