@@ -72,11 +72,13 @@ describe(`workflow context (${testDatabaseLabel})`, () => {
       harness.service.start(ContextWorkflow, { context: { at: BigInt(1) } }),
     ).rejects.toThrow(InvalidArgumentError);
     await expect(
-      harness.service.start(ContextWorkflow, { context: 'req-1' as unknown as Record<string, unknown> }),
+      harness.service.start(ContextWorkflow, {
+        context: 'req-1' as unknown as Record<string, unknown>,
+      }),
     ).rejects.toThrow(/context must be a plain object/);
-    await expect(
-      harness.service.startMany(ContextWorkflow, [{ context: big }]),
-    ).rejects.toThrow(/startMany\(\) starts\[0\] context is 4107 bytes/);
+    await expect(harness.service.startMany(ContextWorkflow, [{ context: big }])).rejects.toThrow(
+      /startMany\(\) starts\[0\] context is 4107 bytes/,
+    );
     expect(await harness.service.list({ workflow: ContextWorkflow })).toEqual([]);
   });
 
@@ -99,7 +101,11 @@ describe(`workflow context (${testDatabaseLabel})`, () => {
   });
 
   it('before its migration: a context is refused naming the migration, workflows without one run', async () => {
-    harness = await boot(GENEVA_DRIVE_MIGRATIONS.slice(0, -1));
+    harness = await boot(
+      GENEVA_DRIVE_MIGRATIONS.filter(
+        (Migration) => !new Migration().name?.startsWith('GenevaDriveWorkflowContext'),
+      ),
+    );
     await expect(
       harness.service.start(ContextWorkflow, { context: { requestId: 'r' } }),
     ).rejects.toThrow(MissingMigrationError);
@@ -111,11 +117,12 @@ describe(`workflow context (${testDatabaseLabel})`, () => {
       CHANNELS.finalize,
       (event) => event.workflowId === workflow.id && event.workflowState === 'finished',
     );
-    expect(harness.get(ContextJournal).of(workflow.id).map((entry) => entry.context)).toEqual([
-      {},
-      {},
-      {},
-    ]);
+    expect(
+      harness
+        .get(ContextJournal)
+        .of(workflow.id)
+        .map((entry) => entry.context),
+    ).toEqual([{}, {}, {}]);
   });
 });
 

@@ -9,6 +9,7 @@ import type { QueuesOverview } from '../../lib/dashboard/dashboard-timeline.inte
 import { Order } from '../fixtures/order.entity';
 import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
+import { testTransport } from './support/transport';
 
 /** Its first step is an hour away: the workflow stays `ready` for the whole test. */
 @Workflow({ hero: () => Order })
@@ -338,7 +339,9 @@ describe(`dashboard (${testDatabaseLabel})`, () => {
     ]);
     expect(after[0].workers).toBeGreaterThanOrEqual(1);
     const page = await request(http).get('/geneva-drive/queues').expect(200);
-    expect(page.text).toContain('BullMQ on Redis');
+    expect(page.text).toContain(
+      testTransport === 'postgres' ? 'BullMQ on PostgreSQL' : 'BullMQ on Redis',
+    );
     expect(page.text).toMatch(
       new RegExp(`<td>geneva-drive</td>\\s*<td>0</td>\\s*<td>${after[0].delayed}</td>`),
     );
