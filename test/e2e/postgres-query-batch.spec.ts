@@ -260,7 +260,12 @@ class BatchBench implements LibraryInstance {
   }
 
   async workflow(id: string): Promise<WorkflowEntity> {
-    const workflow = await this.database.manager.findOne(WorkflowEntity, { where: { id } });
+    // With the columns TypeORM leaves out by default (select: false), which the lock read carries.
+    const workflow = await this.database.manager
+      .createQueryBuilder(WorkflowEntity, 'workflow')
+      .addSelect(['workflow.context', 'workflow.traceParent'])
+      .where('workflow.id = :id', { id })
+      .getOne();
     if (!workflow) throw new Error(`workflow ${id} is gone`);
     return workflow;
   }
