@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import type { WorkflowDefinition } from '../discovery/workflow-definition.interface';
 
 /**
@@ -19,4 +20,22 @@ export function unconsumedQueues(
     }
   }
   return missing;
+}
+
+/**
+ * Warns once per queue a step is routed to that this process does not consume: such a step
+ * waits forever unless another process consumes that queue.
+ */
+export function warnAboutUnconsumedQueues(
+  definitions: readonly WorkflowDefinition[],
+  consumed: readonly string[],
+  defaultQueue: string,
+  logger: LoggerService,
+): void {
+  for (const [queue, steps] of unconsumedQueues(definitions, consumed, defaultQueue)) {
+    logger.warn(
+      `Queue '${queue}' is used by ${steps.join(', ')} but this process consumes only ${consumed.join(', ') || 'no queue'}. ` +
+        `Add it to the module's queues option here, or make sure another process consumes it.`,
+    );
+  }
 }

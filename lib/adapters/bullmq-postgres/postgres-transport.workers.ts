@@ -10,7 +10,7 @@ import { InjectResolvedOptions } from '../../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
 import type { StepJobData } from '../../queue/step-job.interface';
 import { TransportOutage } from '../../queue/transport-outage';
-import { unconsumedQueues } from '../../queue/unconsumed-queues';
+import { warnAboutUnconsumedQueues } from '../../queue/unconsumed-queues';
 import { ShutdownSignal } from '../../resumable/shutdown.signal';
 import { WorkflowRunner } from '../../runner/workflow.runner';
 import { handleStepJob } from '../bullmq/step-job.handler';
@@ -41,7 +41,12 @@ export class PostgresTransportWorkers implements OnApplicationBootstrap, BeforeA
     void this.queues.backend;
     void this.queues.connection;
     if (!this.options.worker) return;
-    this.warnAboutUnconsumedQueues();
+    warnAboutUnconsumedQueues(
+      this.registry.all(),
+      Object.keys(this.options.queues),
+      this.options.defaultQueue,
+      this.logger,
+    );
     for (const [name, { concurrency }] of Object.entries(this.options.queues)) {
       const worker = new Worker(
         name,
@@ -70,17 +75,5 @@ export class PostgresTransportWorkers implements OnApplicationBootstrap, BeforeA
 
   private get logger() {
     return this.options.logger ?? this.defaultLogger;
-  }
-
-  /** A step routed to a queue no worker here consumes would wait forever unless another process does. */
-  private warnAboutUnconsumedQueues(): void {
-    const consumed = Object.keys(this.options.queues);
-    const missing = unconsumedQueues(this.registry.all(), consumed, this.options.defaultQueue);
-    for (const [queue, steps] of missing) {
-      this.logger.warn(
-        `Queue '${queue}' is used by ${steps.join(', ')} but this process consumes only ${consumed.join(', ') || 'no queue'}. ` +
-          `Add it to the module's queues option here, or make sure another process consumes it.`,
-      );
-    }
   }
 }

@@ -11,7 +11,7 @@ import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.
 import { ShutdownSignal } from '../../resumable/shutdown.signal';
 import { WorkflowRegistry } from '../../discovery/workflow.registry';
 import { StepProcessor } from './step.processor';
-import { unconsumedQueues } from '../../queue/unconsumed-queues';
+import { warnAboutUnconsumedQueues } from '../../queue/unconsumed-queues';
 import { TransportOutage } from '../../queue/transport-outage';
 
 /** How long a `worker: false` boot waits for its idle workers to close. */
@@ -45,7 +45,12 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
       );
       return;
     }
-    this.warnAboutUnconsumedQueues();
+    warnAboutUnconsumedQueues(
+      this.registry.all(),
+      Object.keys(this.options.queues),
+      this.options.defaultQueue,
+      this.options.logger ?? this.logger,
+    );
     for (const worker of this.workers()) {
       // Told once per outage, not at every reconnect attempt (BullMQ prints unheard errors).
       worker.on('error', (error: Error) => void this.outage.failed(error));
@@ -59,18 +64,6 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     // Resumable steps stop at their next checkpoint; a successor continues after the restart.
     this.shutdown.raise();
     await Promise.all(this.workers().map((worker) => worker.close()));
-  }
-
-  /** A step routed to a queue no worker here consumes would wait forever unless another process does. */
-  private warnAboutUnconsumedQueues(): void {
-    const consumed = Object.keys(this.options.queues);
-    const missing = unconsumedQueues(this.registry.all(), consumed, this.options.defaultQueue);
-    for (const [queue, steps] of missing) {
-      (this.options.logger ?? this.logger).warn(
-        `Queue '${queue}' is used by ${steps.join(', ')} but this process consumes only ${consumed.join(', ') || 'no queue'}. ` +
-          `Add it to the module's queues option here, or make sure another process consumes it.`,
-      );
-    }
   }
 
   private workers(): Worker[] {
