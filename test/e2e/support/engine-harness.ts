@@ -1,5 +1,5 @@
 import type { Abstract, DynamicModule, INestApplication, Provider, Type } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
 import type { DataSource, MigrationInterface } from 'typeorm';
@@ -61,8 +61,9 @@ export class EngineHarness {
     const prefix = options.reuse?.prefix ?? testPrefix();
     const dataSource = dataSourceOptions(schema, options.entities, options.migrations);
     const redis = openTestRedis();
+    let moduleRef: TestingModule | undefined;
     try {
-      const moduleRef = await Test.createTestingModule({
+      moduleRef = await Test.createTestingModule({
         imports: [
           TypeOrmModule.forRoot(
             options.extra
@@ -84,6 +85,8 @@ export class EngineHarness {
       await app.init();
       return new EngineHarness(app, schema, prefix, redis);
     } catch (error) {
+      // A refused boot has opened the data source's pool already: left open, jest never exits.
+      await moduleRef?.close().catch(() => undefined);
       await redis.release();
       throw error;
     }
