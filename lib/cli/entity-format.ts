@@ -44,13 +44,25 @@ export function workflowFields(row: WorkflowEntity): string {
 export function executionsTable(rows: readonly StepExecutionEntity[]): string {
   if (rows.length === 0) return 'No step executions.';
   return formatTable(
-    ['ID', 'STEP', 'STATE', 'OUTCOME', 'SCHEDULED FOR', 'STARTED', 'FINISHED', 'ERROR'],
+    [
+      'ID',
+      'STEP',
+      'STATE',
+      'OUTCOME',
+      'SCHEDULED FOR',
+      'WAIT DEADLINE',
+      'STARTED',
+      'FINISHED',
+      'ERROR',
+    ],
     rows.map((row) => [
       row.id,
       row.stepName,
       row.state,
       cell(row.outcome),
       cell(row.scheduledFor),
+      // Only a parked `waitFor` step with a `timeout` has one (SPEC §16.3).
+      cell(row.waitDeadlineAt),
       cell(row.startedAt),
       cell(row.finishedAt),
       row.errorClassName === null ? '-' : `${row.errorClassName}: ${row.errorMessage ?? ''}`,

@@ -14,6 +14,7 @@ import { InjectResolvedOptions } from '../../lib/options/resolved-options.token'
 import type { ResolvedGenevaDriveOptions } from '../../lib/options/resolved-options.interface';
 import { Order } from '../fixtures/order.entity';
 import { PaymentWorkflow } from '../fixtures/signal.workflows';
+import { LongTimeoutWorkflow } from '../fixtures/timeout.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { dataSourceOptions, testDatabaseLabel } from './support/database';
 import { DiagnosticsRecorder } from './support/diagnostics-recorder';
@@ -69,7 +70,7 @@ describeIf(testTransport === 'redis')(
           ...options,
         }),
       ],
-      providers: [PaymentWorkflow, StepScript, OptionsSpy],
+      providers: [PaymentWorkflow, LongTimeoutWorkflow, StepScript, OptionsSpy],
     });
 
     async function cli(args: string[], app: DynamicModule | null = appModule()): Promise<CliRun> {
@@ -104,7 +105,7 @@ describeIf(testTransport === 'redis')(
     beforeAll(async () => {
       events = new DiagnosticsRecorder([CHANNELS.finalize, CHANNELS.park]);
       harness = await EngineHarness.boot({
-        workflows: [PaymentWorkflow],
+        workflows: [PaymentWorkflow, LongTimeoutWorkflow],
         providers: [StepScript],
         entities: [Order],
       });
@@ -172,6 +173,30 @@ describeIf(testTransport === 'redis')(
       expect(text.stdout).toMatch(/^state: +finished$/m);
       expect(text.stdout).toMatch(/^Executions\nID +STEP +STATE +OUTCOME/m);
       expect(text.stdout).toContain('capture');
+    });
+
+    it("show gives a parked step's wait deadline (the execution's waitDeadlineAt in --json)", async () => {
+      const hero = await harness.dataSource.getRepository(Order).save({ status: 'new' });
+      const workflow = await harness.service.start(LongTimeoutWorkflow, { hero });
+      await events.forWorkflow(CHANNELS.park, workflow.id);
+      const executions = await harness.service.executionHistory(workflow);
+      const parked = executions.find((execution) => execution.stepName === 'capture');
+      expect(parked?.waitDeadlineAt).toBeInstanceOf(Date);
+      const deadline = parked!.waitDeadlineAt!.toISOString();
+
+      const shown = await cliJson<{
+        executions: Array<{ stepName: string; waitDeadlineAt: string | null }>;
+      }>(['show', workflow.id]);
+      expect(shown.doc.executions).toEqual([
+        expect.objectContaining({ stepName: 'prepare', waitDeadlineAt: null }),
+        expect.objectContaining({ stepName: 'capture', waitDeadlineAt: deadline }),
+      ]);
+
+      const text = await cli(['show', workflow.id]);
+      expect(text.stdout).toMatch(/^ID +STEP +STATE +OUTCOME +SCHEDULED FOR +WAIT DEADLINE /m);
+      expect(text.stdout).toMatch(
+        new RegExp(`capture +waiting .*${deadline.replace(/\./g, '\\.')}`),
+      );
     });
 
     it('list filters by state, class and hero, newest first, within the limit', async () => {
