@@ -1,3 +1,5 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { Step, StepExecutionEntity, Workflow, WorkflowEntity } from '../../lib';
@@ -345,6 +347,62 @@ describe(`dashboard (${testDatabaseLabel})`, () => {
     expect(page.text).toMatch(
       new RegExp(`<td>geneva-drive</td>\\s*<td>0</td>\\s*<td>${after[0].delayed}</td>`),
     );
+  });
+});
+
+/** The host app's own admin guard: every route needs the header, the dashboard's included. */
+@Injectable()
+class AdminKeyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, unknown> }>();
+    return request.headers['x-admin-key'] === 'let-me-in';
+  }
+}
+
+describe(`dashboard under the app's global prefix and global guard (${testDatabaseLabel})`, () => {
+  let harness: EngineHarness;
+  let http: App;
+
+  beforeAll(async () => {
+    harness = await EngineHarness.boot({
+      workflows: [LaterWorkflow],
+      entities: [Order],
+      providers: [{ provide: APP_GUARD, useClass: AdminKeyGuard }],
+      imports: [GenevaDriveDashboardModule.forRoot({ readOnly: false, authorize: () => true })],
+      configure: (app) => app.setGlobalPrefix('admin'),
+    });
+    http = harness.app.getHttpServer() as App;
+  });
+
+  afterAll(() => harness.close());
+
+  it("is refused by the app's guard without its key, pages and API alike", async () => {
+    await request(http).get('/admin/geneva-drive/').expect(403);
+    await request(http).get('/admin/geneva-drive/api/workflows').expect(403);
+    await request(http).get('/geneva-drive/').set('x-admin-key', 'let-me-in').expect(404);
+  });
+
+  it('links, forms and redirects stay under the prefix, and a pause through them lands', async () => {
+    const hero = await harness.dataSource.getRepository(Order).save({ status: 'new' });
+    const workflow = await harness.service.start(LaterWorkflow, { hero });
+    const agent = request.agent(http).set('x-admin-key', 'let-me-in');
+
+    const list = await agent.get('/admin/geneva-drive/').expect(200);
+    expect(list.text).toContain(`href="/admin/geneva-drive/workflows/${workflow.id}"`);
+    const confirm = await agent
+      .get(`/admin/geneva-drive/workflows/${workflow.id}/pause`)
+      .expect(200);
+    expect(confirm.text).toContain(`action="/admin/geneva-drive/workflows/${workflow.id}/pause"`);
+    await agent
+      .post(`/admin/geneva-drive/workflows/${workflow.id}/pause`)
+      .type('form')
+      .send({ _csrf: csrfOf(confirm.text) })
+      .expect(303)
+      .expect('Location', `/admin/geneva-drive/workflows/${workflow.id}`);
+    expect(
+      (await harness.dataSource.getRepository(WorkflowEntity).findOneByOrFail({ id: workflow.id }))
+        .state,
+    ).toBe('paused');
   });
 });
 

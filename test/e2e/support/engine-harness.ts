@@ -36,6 +36,8 @@ export interface EngineHarnessOptions {
    * above their worker concurrency (`{ max: 42 }`).
    */
   extra?: Record<string, unknown>;
+  /** Called on the app before `init()`: a global prefix, global pipes, as an app's main.ts does. */
+  configure?: (app: INestApplication) => void;
 }
 
 /**
@@ -82,6 +84,7 @@ export class EngineHarness {
         providers: [...options.workflows, ...(options.providers ?? [])],
       }).compile();
       const app = moduleRef.createNestApplication({ logger: false });
+      options.configure?.(app);
       await app.init();
       return new EngineHarness(app, schema, prefix, redis);
     } catch (error) {
