@@ -11,6 +11,7 @@ import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.
 import { ShutdownSignal } from '../../resumable/shutdown.signal';
 import { WorkflowRegistry } from '../../discovery/workflow.registry';
 import { StepProcessor } from './step.processor';
+import { untilReady } from './until-ready';
 import { warnAboutUnconsumedQueues } from '../../queue/unconsumed-queues';
 import { TransportOutage } from '../../queue/transport-outage';
 
@@ -63,7 +64,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
   async beforeApplicationShutdown(): Promise<void> {
     // Resumable steps stop at their next checkpoint; a successor continues after the restart.
     this.shutdown.raise();
-    await Promise.all(this.workers().map((worker) => worker.close()));
+    await Promise.all(this.workers().map((worker) => closeWhenReady(worker)));
   }
 
   private workers(): Worker[] {
@@ -76,11 +77,21 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
   }
 }
 
-/** Closes `worker`, waiting at most `ms` (its close goes on in the background past that). */
+/**
+ * Closes `worker` once its connections are up (at most 2 s): BullMQ 5 closing a connection still
+ * being established (an app closed right after its boot) emits an `error` nobody can listen to any
+ * more, which throws in the process.
+ */
+async function closeWhenReady(worker: Worker): Promise<void> {
+  await untilReady(worker);
+  await worker.close();
+}
+
+/** Closes `worker` as `closeWhenReady` does, waiting at most `ms` (past that, in the background). */
 async function closeWithin(worker: Worker, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    worker.close().catch(() => undefined),
+    closeWhenReady(worker).catch(() => undefined),
     new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
   ]);
   clearTimeout(timer);
