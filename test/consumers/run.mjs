@@ -67,8 +67,19 @@ const PEERS = {
     'better-sqlite3@^12',
     '@opentelemetry/api@^1',
     '@nestjs/terminus@^12',
-    'nest-commander@^3',
   ],
+};
+
+/**
+ * Optional peers installed in a second `npm install`, per NestJS major, with the packages of theirs
+ * whose peer ranges do not reach that major yet (README "Installation" says so): npm's
+ * ERESOLVE override warnings are accepted for those, and only those.
+ */
+const LAGGING_PEERS = {
+  11: null,
+  // nest-commander 3.21 (the newest) depends on @golevelup/nestjs-discovery 7.0.3, whose peers
+  // are @nestjs/common and @nestjs/core ^11 only; the CLI works on NestJS 12 (our own suite).
+  12: { install: ['nest-commander@^3'], lagging: ['@golevelup/nestjs-discovery'] },
 };
 
 /**
@@ -467,7 +478,53 @@ async function install(app, dir, tarball, node) {
   await keepBetterSqliteBinary(join(dir, 'node_modules'), node.abi);
   const trouble = output.split('\n').filter((line) => PEER_TROUBLE.test(line));
   if (trouble.length > 0) return `npm reported peer dependency problems:\n${output}`;
-  return code === 0 ? null : `exit ${code}: npm ${args.join(' ')}\n${output}`;
+  if (code !== 0) return `exit ${code}: npm ${args.join(' ')}\n${output}`;
+  return LAGGING_PEERS[app.nest] ? installLagging(app, dir, node) : null;
+}
+
+/**
+ * The second install (LAGGING_PEERS): every package npm then calls invalid must be one that a
+ * lagging package alone asks for in another range (`npm ls` problems, `npm explain` dependents).
+ */
+async function installLagging(app, dir, node) {
+  const { install: specs, lagging } = LAGGING_PEERS[app.nest];
+  const args = ['install', '--no-audit', '--no-fund', ...specs];
+  const { code, output } = await run('npm', args, {
+    cwd: dir,
+    env: node.env,
+    log: `${app.name}-install-lagging`,
+    timeoutMs: 10 * 60_000,
+  });
+  await keepBetterSqliteBinary(join(dir, 'node_modules'), node.abi);
+  if (code !== 0) return `exit ${code}: npm ${args.join(' ')}\n${output}`;
+  const listed = await run('npm', ['ls', '--all', '--json'], {
+    cwd: dir,
+    env: node.env,
+    log: `${app.name}-ls`,
+  });
+  const invalid = (JSON.parse(listed.stdout).problems ?? [])
+    .filter((problem) => problem.startsWith('invalid: '))
+    .map((problem) =>
+      problem
+        .slice('invalid: '.length)
+        .split(' ')[0]
+        .replace(/@[^@]+$/, ''),
+    );
+  const unexplained = [];
+  for (const name of invalid) {
+    const explained = await run('npm', ['explain', name, '--json'], {
+      cwd: dir,
+      env: node.env,
+      log: `${app.name}-explain`,
+    });
+    const askers = JSON.parse(explained.stdout).flatMap((node) =>
+      (node.dependents ?? []).filter((edge) => edge.type === 'peer').map((edge) => edge.from?.name),
+    );
+    if (!askers.some((asker) => lagging.includes(asker))) unexplained.push(name);
+  }
+  return unexplained.length === 0
+    ? null
+    : `npm ${args.join(' ')} left invalid peers not explained by ${lagging.join(', ')}: ${unexplained.join(', ')}\n${output}`;
 }
 
 // ─── The types matrix ──────────────────────────────────────────────────────────────────────────
@@ -638,7 +695,7 @@ async function prepare(app, tarball) {
   if (!generated) return null;
   const on = app.node === null ? '' : ` on Node ${node.version}`;
   const installed = await check(
-    `${app.name}: npm install the tarball and the peers, no peer warnings${on}`,
+    `${app.name}: npm install the tarball and the peers, no peer warnings (but the lagging ones README names)${on}`,
     () => install(app, dir, tarball, node),
   );
   return installed ? { app, dir, node, on } : null;
