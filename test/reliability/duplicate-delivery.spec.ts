@@ -1,4 +1,3 @@
-import { Queue } from 'bullmq';
 import { WorkflowRunner } from '../../lib';
 import { Order } from '../fixtures/order.entity';
 import { checkInvariants, describeViolations } from './support/invariants';
@@ -6,6 +5,7 @@ import { sleep, waitUntil } from './support/wait';
 import { ReliabilityHarness } from './support/reliability-harness';
 import { between, report } from './support/report';
 import type { WorkerCommand } from './support/worker-process';
+import { transportLabel } from './support/reliability-transport';
 
 const ITEMS = 5;
 /** Children that only take commands (no BullMQ worker): together with this process, four racers. */
@@ -17,7 +17,7 @@ const RACERS = ['c1', 'c2', 'c3'];
  * that arrive before their row is visible; the same signal (same idempotency key) delivered four
  * times at once; start() for the same hero from four processes at once.
  */
-describe('fault injection: duplicate and reordered deliveries', () => {
+describe(`fault injection: duplicate and reordered deliveries ${transportLabel}`, () => {
   let harness: ReliabilityHarness;
   const lines: string[] = [];
 
@@ -36,7 +36,11 @@ describe('fault injection: duplicate and reordered deliveries', () => {
 
   afterAll(async () => {
     if (harness) {
-      report('duplicate and reordered deliveries', [...lines, 'actions:', ...harness.pool.actions]);
+      report(`duplicate and reordered deliveries ${transportLabel}`, [
+        ...lines,
+        'actions:',
+        ...harness.pool.actions,
+      ]);
     }
     await harness?.close();
   });
@@ -90,76 +94,69 @@ describe('fault injection: duplicate and reordered deliveries', () => {
   });
 
   it('a job that arrives before its row is visible runs once the row commits; one that gives up is re-enqueued by reconciliation', async () => {
-    const queue = new Queue('geneva-drive', {
-      connection: { host: '127.0.0.1', port: harness.target.redisPort },
-      prefix: harness.target.prefix,
-    });
-    try {
-      await harness.pool.start('w1');
-      // The first test's jobs (all stale duplicates by now) drain first, so the worker is idle.
-      await waitUntil(
-        'the queue to drain',
-        async () => (await queue.getWaitingCount()) + (await queue.getActiveCount()) === 0,
-        60_000,
-        100,
-      );
-      // Inline enqueue inside a caller transaction: the job reaches the worker before the commit.
-      type Started = { id: string; committedAt: number };
-      const startInTransaction = (commitAfterMs: number) =>
-        harness.pool.call<Started>('inline', {
-          command: 'startInTransaction',
-          workflow: 'ReliabilityChain',
-          commitAfterMs,
-        });
-      const [quick, late] = await Promise.all([
-        Promise.all(Array.from({ length: 10 }, () => startInTransaction(200))),
-        // Committed after the runner's 500 ms lookup gave up: the job is spent, the row stays scheduled.
-        Promise.all(Array.from({ length: 5 }, () => startInTransaction(3_000))),
-      ]);
-      harness.pool.log(
-        `started ${quick.length} workflows committing 200 ms after their first job, ${late.length} committing after 3 s`,
-      );
-      const quickIds = quick.map((started) => started.id);
-      const lateIds = late.map((started) => started.id);
-      await waitUntil(
-        'the 200 ms ones to finish without housekeeping',
-        () => harness.allFinished(quickIds),
-        60_000,
-        100,
-      );
-      const housekeeping = await harness.housekeepUntil(() => harness.allFinished(lateIds), {
-        everyMs: 1_000,
-        timeoutMs: 60_000,
+    const queue = harness.queue;
+    await harness.pool.start('w1');
+    // The first test's jobs (all stale duplicates by now) drain first, so the worker is idle.
+    await waitUntil(
+      'the queue to drain',
+      async () => (await queue.getWaitingCount()) + (await queue.getActiveCount()) === 0,
+      60_000,
+      100,
+    );
+    // Inline enqueue inside a caller transaction: the job reaches the worker before the commit.
+    type Started = { id: string; committedAt: number };
+    const startInTransaction = (commitAfterMs: number) =>
+      harness.pool.call<Started>('inline', {
+        command: 'startInTransaction',
+        workflow: 'ReliabilityChain',
+        commitAfterMs,
       });
-      const firsts = await harness.dataSource.query<
-        Array<{ workflow_id: string; id: string; job_id: string }>
-      >(
-        `SELECT DISTINCT ON (workflow_id) workflow_id, id::text, job_id FROM geneva_drive_step_executions
-         WHERE workflow_id = ANY($1) ORDER BY workflow_id, created_at, id`,
-        [[...quickIds, ...lateIds]],
-      );
-      for (const started of [...quick, ...late]) {
-        const first = firsts.find((row) => row.workflow_id === started.id)!;
-        // The first job was taken by the worker before the row committed.
-        const job = (await queue.getJob(first.id))!;
-        expect(job.processedOn).toBeLessThan(started.committedAt);
-        if (lateIds.includes(started.id)) {
-          // It gave up on the invisible row before the commit; reconciliation re-enqueued it.
-          expect(job.finishedOn).toBeLessThan(started.committedAt);
-          expect(first.job_id).toBe(`${first.id}_1`);
-        } else {
-          expect(first.job_id).toBe(first.id);
-        }
+    const [quick, late] = await Promise.all([
+      Promise.all(Array.from({ length: 10 }, () => startInTransaction(200))),
+      // Committed after the runner's 500 ms lookup gave up: the job is spent, the row stays scheduled.
+      Promise.all(Array.from({ length: 5 }, () => startInTransaction(3_000))),
+    ]);
+    harness.pool.log(
+      `started ${quick.length} workflows committing 200 ms after their first job, ${late.length} committing after 3 s`,
+    );
+    const quickIds = quick.map((started) => started.id);
+    const lateIds = late.map((started) => started.id);
+    await waitUntil(
+      'the 200 ms ones to finish without housekeeping',
+      () => harness.allFinished(quickIds),
+      60_000,
+      100,
+    );
+    const housekeeping = await harness.housekeepUntil(() => harness.allFinished(lateIds), {
+      everyMs: 1_000,
+      timeoutMs: 60_000,
+    });
+    const firsts = await harness.dataSource.query<
+      Array<{ workflow_id: string; id: string; job_id: string }>
+    >(
+      `SELECT DISTINCT ON (workflow_id) workflow_id, id::text, job_id FROM geneva_drive_step_executions
+       WHERE workflow_id = ANY($1) ORDER BY workflow_id, created_at, id`,
+      [[...quickIds, ...lateIds]],
+    );
+    for (const started of [...quick, ...late]) {
+      const first = firsts.find((row) => row.workflow_id === started.id)!;
+      // The first job was taken by the worker before the row committed.
+      const job = (await queue.getJob(first.id))!;
+      expect(job.processedOn).toBeLessThan(started.committedAt);
+      if (lateIds.includes(started.id)) {
+        // It gave up on the invisible row before the commit; reconciliation re-enqueued it.
+        expect(job.finishedOn).toBeLessThan(started.committedAt);
+        expect(first.job_id).toBe(`${first.id}_1`);
+      } else {
+        expect(first.job_id).toBe(first.id);
       }
-      expect(housekeeping.totals.stuckScheduledRecovered).toBe(0);
-      lines.push(
-        `early jobs: ${quick.length} were taken before their row committed and found it (job id unchanged); ` +
-          `${late.length} gave up and were re-enqueued by reconciliation within ${housekeeping.ms} ms (${housekeeping.runs} housekeeping runs, no stuck-scheduled recovery)`,
-      );
-      await expectInvariants('early jobs', [...quickIds, ...lateIds]);
-    } finally {
-      await queue.close();
     }
+    expect(housekeeping.totals.stuckScheduledRecovered).toBe(0);
+    lines.push(
+      `early jobs: ${quick.length} were taken before their row committed and found it (job id unchanged); ` +
+        `${late.length} gave up and were re-enqueued by reconciliation within ${housekeeping.ms} ms (${housekeeping.runs} housekeeping runs, no stuck-scheduled recovery)`,
+    );
+    await expectInvariants('early jobs', [...quickIds, ...lateIds]);
   });
 
   it('the same signal (same idempotency key) delivered four times at once is stored and consumed once', async () => {

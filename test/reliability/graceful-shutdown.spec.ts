@@ -2,6 +2,7 @@ import { checkInvariants, describeViolations } from './support/invariants';
 import { sleep, waitUntil } from './support/wait';
 import { ReliabilityHarness } from './support/reliability-harness';
 import { report } from './support/report';
+import { transportLabel } from './support/reliability-transport';
 
 /** Started before each SIGTERM, so the stopped worker is always busy. */
 const COUNTS = { ReliabilityChain: 20, ReliabilityResumable: 20 };
@@ -21,7 +22,7 @@ interface InFlight {
  * their successors run in another process, and nothing needs housekeeping: every workflow
  * finishes without a single recovery.
  */
-describe('fault injection: graceful shutdown (SIGTERM)', () => {
+describe(`fault injection: graceful shutdown (SIGTERM) ${transportLabel}`, () => {
   let harness: ReliabilityHarness;
 
   beforeAll(async () => {
@@ -36,7 +37,11 @@ describe('fault injection: graceful shutdown (SIGTERM)', () => {
   const lines: string[] = [];
   afterAll(async () => {
     if (harness)
-      report('graceful shutdown (SIGTERM)', [...lines, 'actions:', ...harness.pool.actions]);
+      report(`graceful shutdown (SIGTERM) ${transportLabel}`, [
+        ...lines,
+        'actions:',
+        ...harness.pool.actions,
+      ]);
     await harness?.close();
   });
 

@@ -1,6 +1,7 @@
 import { ReliabilityHarness } from './support/reliability-harness';
 import { runOverload, type OverloadReport } from './support/overload-run';
 import { report } from './support/report';
+import { describeOnRedis } from './support/reliability-transport';
 
 const WORKER = 'w1';
 
@@ -18,7 +19,8 @@ const WORKER = 'w1';
  * stuck-scheduled threshold, with housekeeping every 10 s, so each run meets jobs that are
  * overdue and still queued. The whole scenario takes ~90 s.
  */
-describe('overload: 3x capacity for 15 s, then drain', () => {
+// It bounds Redis' key count (DBSIZE): skipped on the PostgreSQL transport.
+describeOnRedis()('overload: 3x capacity for 15 s, then drain', () => {
   let harness: ReliabilityHarness;
   let result: OverloadReport | null = null;
   const lines: string[] = [];

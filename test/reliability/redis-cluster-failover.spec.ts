@@ -3,6 +3,7 @@ import type { PrivateRedisCluster } from './support/private-redis-cluster';
 import { waitUntil } from './support/wait';
 import { ReliabilityHarness } from './support/reliability-harness';
 import { report } from './support/report';
+import { describeOnRedis } from './support/reliability-transport';
 
 const COUNTS = { ReliabilityChain: 40, ReliabilitySignal: 10, ReliabilityResumable: 10 };
 const ITEMS = 10;
@@ -16,7 +17,8 @@ const ITEMS = 10;
  * so what the failover lost comes back through reconciliation only. Every workflow must finish,
  * and no step body may run twice (no worker died, so no retry is explained).
  */
-describe('fault injection: Redis Cluster, the queue slot’s master SIGKILLed (failover)', () => {
+// About Redis itself: skipped on the PostgreSQL transport.
+describeOnRedis()('fault injection: Redis Cluster, the queue slot’s master SIGKILLed (failover)', () => {
   let harness: ReliabilityHarness<PrivateRedisCluster>;
 
   beforeAll(async () => {

@@ -2,6 +2,7 @@ import { checkInvariants, describeViolations } from './support/invariants';
 import { waitUntil } from './support/wait';
 import { ReliabilityHarness } from './support/reliability-harness';
 import { report } from './support/report';
+import { describeOnRedis } from './support/reliability-transport';
 
 const COUNTS = { ReliabilityChain: 40, ReliabilitySignal: 10, ReliabilityResumable: 10 };
 const ITEMS = 10;
@@ -13,7 +14,8 @@ const ITEMS = 10;
  * executions with BullMQ's jobs and re-enqueues the missing ones) can recover the lost work; the
  * workers reconnect by themselves. Every workflow must finish within a minute of the loss.
  */
-describe('fault injection: Redis loss (FLUSHALL, restart)', () => {
+// About Redis itself: skipped on the PostgreSQL transport (database-trouble covers its queue).
+describeOnRedis()('fault injection: Redis loss (FLUSHALL, restart)', () => {
   let harness: ReliabilityHarness;
 
   beforeAll(async () => {

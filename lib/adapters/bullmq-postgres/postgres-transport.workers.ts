@@ -18,6 +18,16 @@ import { untilReady } from '../bullmq/until-ready';
 import { PostgresQueueSource } from './postgres-queue.source';
 
 /**
+ * How long a worker waits before fetching again after a connection error (BullMQ's default is
+ * 15 s). On Redis, ioredis holds commands while it reconnects, so a fetch rarely sees one; on
+ * PostgreSQL every fetch during a server restart fails to connect (ECONNREFUSED), and with the
+ * default an idle worker took new jobs only ~13 s after a 1.5 s restart. One connect attempt a
+ * second while PostgreSQL is down costs nothing. (`runRetryDelay` is a typed Worker option that
+ * BullMQ's docs call internal; a BullMQ without it would only bring the 15 s back.)
+ */
+const CONNECTION_RETRY_DELAY_MS = 1_000;
+
+/**
  * The BullMQ workers of `transport: 'postgres'`, one per consumed queue, started at bootstrap
  * (none with `worker: false`). At shutdown the workers finish their in-flight steps before the
  * queues close, and both before `@nestjs/typeorm` destroys the DataSource.
@@ -52,7 +62,12 @@ export class PostgresTransportWorkers implements OnApplicationBootstrap, BeforeA
         name,
         // Every job on the library's queues carries StepJobData (BullmqStepJobQueue adds them).
         (job: Job) => handleStepJob(this.runner, job as Job<StepJobData>),
-        { connection: this.queues.connection, concurrency, autorun: false },
+        {
+          connection: this.queues.connection,
+          concurrency,
+          autorun: false,
+          runRetryDelay: CONNECTION_RETRY_DELAY_MS,
+        },
         this.queues.backend,
       );
       worker.on('error', (error: Error) => void this.outage.failed(error));

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { Queue } from 'bullmq';
+import { Queue, createPostgresBackend } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import {
   HousekeepingService,
@@ -14,16 +14,19 @@ import {
   RELIABILITY_JOURNAL_DDL,
   type ReliabilitySettings,
 } from '../../fixtures/reliability.workflows';
+import { bullmqSchemaFor } from '../../../lib/adapters/bullmq-postgres/postgres-transport.connection';
 import { sleep } from './wait';
 import { PrivatePostgres } from './private-postgres';
 import { PrivateRedis } from './private-redis';
 import { PrivateRedisCluster } from './private-redis-cluster';
 import {
   ReliabilityModule,
+  scenarioPostgresTransportConnection,
   scenarioRedisConnection,
   type ReliabilityAppOptions,
   type ReliabilityTarget,
 } from './reliability-module';
+import { reliabilityTransport, transportLabel } from './reliability-transport';
 import { WorkerPool } from './worker-pool';
 
 export interface ReliabilityHarnessOptions {
@@ -44,7 +47,8 @@ interface ScenarioRedis {
 
 /**
  * One fault-injection scenario's world: a private PostgreSQL cluster and a private Redis (both on
- * loopback, both the scenario's to kill; `bootOnCluster`: a private Redis Cluster), the engine's
+ * loopback, both the scenario's to kill; `bootOnCluster`: a private Redis Cluster; on the
+ * PostgreSQL transport no Redis, the jobs in a BullMQ schema of the cluster), the engine's
  * tables and the journal, a control app in this process (`worker: false`: it starts workflows,
  * sends signals and runs housekeeping), and a pool of worker children.
  */
@@ -58,7 +62,7 @@ export class ReliabilityHarness<Redis extends ScenarioRedis = PrivateRedis> {
     /** Errors the control app's errorReporter saw. */
     readonly reported: string[],
     readonly postgres: PrivatePostgres,
-    readonly redis: Redis,
+    private readonly scenarioRedis: Redis | null,
     readonly target: ReliabilityTarget,
     readonly app: INestApplicationContext,
     private readonly options: ReliabilityHarnessOptions,
@@ -66,8 +70,13 @@ export class ReliabilityHarness<Redis extends ScenarioRedis = PrivateRedis> {
     this.pool = new WorkerPool((name) => this.workerOptions(name));
   }
 
+  /** The scenario on the transport GENEVA_RELIABILITY_TRANSPORT names (default Redis). */
   static boot(options: ReliabilityHarnessOptions = {}): Promise<ReliabilityHarness> {
-    return ReliabilityHarness.bootWith(() => PrivateRedis.start(), false, options);
+    return ReliabilityHarness.bootWith(
+      reliabilityTransport === 'redis' ? () => PrivateRedis.start() : null,
+      false,
+      options,
+    );
   }
 
   /**
@@ -80,22 +89,26 @@ export class ReliabilityHarness<Redis extends ScenarioRedis = PrivateRedis> {
     return ReliabilityHarness.bootWith(() => PrivateRedisCluster.start(), true, options);
   }
 
+  /** `startRedis` null: the PostgreSQL transport, with no Redis. */
   private static async bootWith<Redis extends ScenarioRedis>(
-    startRedis: () => Promise<Redis>,
+    startRedis: (() => Promise<Redis>) | null,
     cluster: boolean,
     options: ReliabilityHarnessOptions,
   ): Promise<ReliabilityHarness<Redis>> {
     const postgres = await PrivatePostgres.start();
-    const redis = await startRedis().catch(async (error: unknown) => {
-      await postgres.stop();
-      throw error;
-    });
+    const redis = startRedis
+      ? await startRedis().catch(async (error: unknown) => {
+          await postgres.stop();
+          throw error;
+        })
+      : null;
     const prefix = `gd-rel-${randomBytes(4).toString('hex')}`;
     const target: ReliabilityTarget = {
+      transport: redis ? 'redis' : 'postgres',
       pgHost: '127.0.0.1',
       pgPort: postgres.port,
       pgDatabase: 'postgres',
-      redisPort: redis.port,
+      redisPort: redis?.port ?? null,
       redisCluster: cluster,
       prefix: cluster ? `{${prefix}}` : prefix,
     };
@@ -122,10 +135,17 @@ export class ReliabilityHarness<Redis extends ScenarioRedis = PrivateRedis> {
       await harness.dataSource.query(RELIABILITY_JOURNAL_DDL);
       return harness;
     } catch (error) {
-      await redis.stop();
+      await redis?.stop();
       await postgres.stop();
       throw error;
     }
+  }
+
+  /** The scenario's Redis (a scenario about Redis runs on the Redis transport only). */
+  get redis(): Redis {
+    if (!this.scenarioRedis)
+      throw new Error(`this scenario runs ${transportLabel}: it has no Redis`);
+    return this.scenarioRedis;
   }
 
   get service(): WorkflowService {
@@ -227,8 +247,24 @@ export class ReliabilityHarness<Redis extends ScenarioRedis = PrivateRedis> {
     );
   }
 
-  /** A BullMQ handle on the scenario's queue, to look at jobs. */
+  /**
+   * A BullMQ handle on the scenario's queue, to look at jobs. On the PostgreSQL transport it is a
+   * `Queue` on BullMQ's PostgreSQL backend (the same class, typed as the Redis one the scenarios
+   * use).
+   */
   get queue(): Queue {
+    if (!this.inspection && this.target.transport === 'postgres') {
+      const connection = {
+        ...scenarioPostgresTransportConnection(this.target, 'reliability-inspection'),
+        schema: bullmqSchemaFor(this.target.prefix),
+      };
+      const queue = new Queue(
+        'geneva-drive',
+        { connection },
+        createPostgresBackend,
+      ) as unknown as Queue;
+      this.inspection = { queue, release: () => Promise.resolve() };
+    }
     if (!this.inspection) {
       const redis = scenarioRedisConnection(this.target);
       const queue = new Queue('geneva-drive', {
@@ -269,7 +305,7 @@ export class ReliabilityHarness<Redis extends ScenarioRedis = PrivateRedis> {
       await this.pool.stopAll();
       await this.app.close();
     } finally {
-      await this.redis.stop();
+      await this.scenarioRedis?.stop();
       await this.postgres.stop();
     }
   }

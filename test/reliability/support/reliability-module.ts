@@ -1,4 +1,10 @@
-import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { ConnectionOptions } from 'bullmq';
 import { Cluster } from 'ioredis';
@@ -15,16 +21,40 @@ import {
   ReliabilityJournal,
   type ReliabilitySettings,
 } from '../../fixtures/reliability.workflows';
+import { transportLabel, type ReliabilityTransport } from './reliability-transport';
 
 /** Where a reliability app finds its PostgreSQL, Redis and BullMQ prefix. */
 export interface ReliabilityTarget {
+  /** Where step jobs travel: the scenario's Redis, or BullMQ's tables in its PostgreSQL. */
+  transport: ReliabilityTransport;
   pgHost: string;
   pgPort: number;
   pgDatabase: string;
-  redisPort: number;
+  /** The scenario's Redis (null on the PostgreSQL transport: the scenario runs none). */
+  redisPort: number | null;
   /** The Redis on redisPort is a node of a Redis Cluster (the prefix then has a hash tag). */
   redisCluster?: boolean;
   prefix: string;
+}
+
+/**
+ * BullMQ's PostgreSQL connection for an app on the PostgreSQL transport: the scenario's cluster,
+ * with the app's `application_name` (suffixed) on the backend's pool, so a scenario that
+ * terminates the workers' backends by name terminates their queue connections too. (BullMQ
+ * renames a worker's `LISTEN` session after the queue.)
+ */
+export function scenarioPostgresTransportConnection(
+  target: ReliabilityTarget,
+  applicationName: string,
+): Record<string, unknown> {
+  return {
+    host: target.pgHost,
+    port: target.pgPort,
+    user: 'postgres',
+    database: target.pgDatabase,
+    application_name: `${applicationName}-queue`,
+    connectionTimeoutMillis: 5_000,
+  };
 }
 
 /** The app's Redis connection: plain options, or an ioredis Cluster its owner must quit. */
@@ -32,6 +62,9 @@ export function scenarioRedisConnection(target: ReliabilityTarget): {
   connection: ConnectionOptions;
   release(): Promise<void>;
 } {
+  if (target.redisPort === null) {
+    throw new Error(`this scenario runs ${transportLabel}: it has no Redis`);
+  }
   if (!target.redisCluster) {
     return {
       connection: { host: '127.0.0.1', port: target.redisPort },
@@ -81,7 +114,10 @@ export interface ReliabilityAppOptions {
 export class ReliabilityModule {
   static forRoot(options: ReliabilityAppOptions): DynamicModule {
     const { target } = options;
-    const redis = scenarioRedisConnection(target);
+    const redis =
+      target.transport === 'redis'
+        ? scenarioRedisConnection(target)
+        : { connection: null, release: () => Promise.resolve() };
     return {
       module: ReliabilityModule,
       imports: [
@@ -104,7 +140,12 @@ export class ReliabilityModule {
         }),
         GenevaDriveModule.forRoot({
           prefix: target.prefix,
-          connection: redis.connection,
+          ...(redis.connection
+            ? { connection: redis.connection }
+            : {
+                transport: 'postgres' as const,
+                connection: scenarioPostgresTransportConnection(target, options.applicationName),
+              }),
           queues: { 'geneva-drive': { concurrency: options.concurrency } },
           worker: options.worker,
           enqueueAfterCommit: options.enqueueAfterCommit ?? true,
