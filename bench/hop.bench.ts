@@ -2,7 +2,8 @@
  * `npm run bench:hop`: the per-step overhead of the engine unloaded: one workflow of BENCH_STEPS
  * trivial steps (default 200) on a real app (PostgreSQL + BullMQ worker, fresh schema and prefix),
  * then the same chain as raw BullMQ jobs (the floor). One JSON line: ms per step, step-to-step gap
- * p50/p99, the floor's figures, medians over BENCH_RUNS runs (default 3).
+ * p50/p99, the floor's figures, medians over BENCH_RUNS runs (default 3). `bench:dbos-hop`
+ * measures DBOS Transact's one workflow alone, right after this one in `npm run bench`.
  */
 import { chainWorkflow } from './support/bench.workflows';
 import { createOrders } from './support/dataset';

@@ -4,8 +4,9 @@
  * BENCH_WAKEUPS workflows (default 500) at a `waitFor` step, then signals them one at a time,
  * each after the previous one finished (unloaded). One JSON line: p50/p95/p99 in ms measured from
  * the `signal()` call and from its return (the body may start before `signal()` resolves: the job
- * is enqueued right after commit, so the second figure can be negative), medians over
- * BENCH_RUNS runs (default 3).
+ * is enqueued right after commit, so the second figure can be negative), and of the `signal()`
+ * call itself, medians over BENCH_RUNS runs (default 3). `bench:dbos-signal-wake` measures DBOS
+ * Transact's `send()` → `recv()` the same way, right after this one in `npm run bench`.
  */
 import { performance } from 'node:perf_hooks';
 import type { EngineHarness } from '../test/e2e/support/engine-harness';
@@ -30,7 +31,8 @@ const WakeBenchWorkflow = parkedWorkflow('WakeBenchWorkflow', (id) =>
 
 /**
  * Parks `count` workflows, then wakes them one at a time, each after the previous one finished;
- * resolves the latencies from each `signal()` call and return to the woken body's start.
+ * resolves the latencies from each `signal()` call and return to the woken body's start, and the
+ * `signal()` call times.
  */
 async function wakeRound(harness: EngineHarness, finishLine: FinishLine, count: number) {
   const heroes = await createOrders(harness.dataSource, count);
@@ -40,6 +42,7 @@ async function wakeRound(harness: EngineHarness, finishLine: FinishLine, count: 
   await waitForParked(harness, count);
   const fromCall: number[] = [];
   const fromReturn: number[] = [];
+  const call: number[] = [];
   for (const { id } of workflows) {
     const bodyStarted = new Promise<number>((resolve) => wakes.set(id, resolve));
     const finished = finishLine.expect([id]);
@@ -49,10 +52,15 @@ async function wakeRound(harness: EngineHarness, finishLine: FinishLine, count: 
     const startedAt = await bodyStarted;
     fromCall.push(startedAt - calledAt);
     fromReturn.push(startedAt - returnedAt);
+    call.push(returnedAt - calledAt);
     await finished;
     wakes.delete(id);
   }
-  return { fromCall: latencySummary(fromCall), fromReturn: latencySummary(fromReturn) };
+  return {
+    fromCall: latencySummary(fromCall),
+    fromReturn: latencySummary(fromReturn),
+    call: latencySummary(call),
+  };
 }
 
 runBenchmark(async () => {
@@ -63,7 +71,7 @@ runBenchmark(async () => {
     // Unmeasured: JIT warm-up and first connections stay out of run 1.
     await wakeRound(harness, finishLine, WARM_UP_WAKEUPS);
     const runs = await repeatRuns(runCount(), async () => {
-      const { fromCall, fromReturn } = await wakeRound(harness, finishLine, WAKEUPS);
+      const { fromCall, fromReturn, call } = await wakeRound(harness, finishLine, WAKEUPS);
       return {
         fromCallP50Ms: fromCall.p50,
         fromCallP95Ms: fromCall.p95,
@@ -71,6 +79,9 @@ runBenchmark(async () => {
         fromReturnP50Ms: fromReturn.p50,
         fromReturnP95Ms: fromReturn.p95,
         fromReturnP99Ms: fromReturn.p99,
+        callP50Ms: call.p50,
+        callP95Ms: call.p95,
+        callP99Ms: call.p99,
       };
     });
     await emit('signal-wake', { wakeups: WAKEUPS, concurrency: DEFAULT_CONCURRENCY }, runs);

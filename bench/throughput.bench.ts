@@ -4,6 +4,7 @@
  * concurrency of BENCH_CONCURRENCY (default 8,32), and the same chains as raw BullMQ jobs (the
  * floor). One JSON line per concurrency: steps/s, step-to-step gap p50/p99, the floor's figures
  * and the engine's share of the floor's rate, medians over BENCH_RUNS runs (default 3).
+ * `bench:dbos-throughput` measures DBOS Transact's chains, right after this one in `npm run bench`.
  */
 import { chainWorkflow } from './support/bench.workflows';
 import { createOrders } from './support/dataset';

@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 export interface CpuSpent {
   workerMs: number;
   postgresMs: number;
-  /** The backends serving this process's pool alone (other clients of the server left out). */
+  /** The backends serving the measured pool alone (other clients of the server left out). */
   postgresOwnMs: number;
   redisMs: number;
 }
@@ -22,18 +22,22 @@ const CLOCK_TICKS_PER_SECOND = 100;
  * Starts measuring CPU time; the returned function reads how much each side spent since. The
  * services' share comes from `/proc/<pid>/stat` (Linux; zero elsewhere), summed over every
  * process of that name, so it includes PostgreSQL's background writers and WAL writer, and every
- * other client's backends on a shared server. `postgresOwnMs` counts only the backends of
- * `dataSource`'s pool (by `application_name`, see `bootEngine`): the figure to compare on a busy
- * machine.
+ * other client's backends on a shared server. `postgresOwnMs` counts only the backends connected
+ * under `applicationName` (default: `dataSource`'s own pool, see `bootEngine`; DBOS Transact's pool
+ * has a name of its own, see `launchDbos`): the figure to compare on a busy machine. `dataSource`
+ * only reads `pg_stat_activity`, which lists every database of the server.
  */
-export async function startCpuMeter(dataSource: DataSource): Promise<() => Promise<CpuSpent>> {
+export async function startCpuMeter(
+  dataSource: DataSource,
+  applicationName = BENCH_APPLICATION_NAME,
+): Promise<() => Promise<CpuSpent>> {
   const ownStart = process.cpuUsage();
   const servicesStart = serviceTicks();
-  const backendsStart = backendTicks(await ownBackends(dataSource));
+  const backendsStart = backendTicks(await ownBackends(dataSource, applicationName));
   return async () => {
     const own = process.cpuUsage(ownStart);
     const services = serviceTicks();
-    const backends = backendTicks(await ownBackends(dataSource));
+    const backends = backendTicks(await ownBackends(dataSource, applicationName));
     const msOf = (name: 'postgres' | 'redis-server') =>
       ((services.get(name) ?? 0) - (servicesStart.get(name) ?? 0)) *
       (1000 / CLOCK_TICKS_PER_SECOND);
@@ -49,11 +53,14 @@ export async function startCpuMeter(dataSource: DataSource): Promise<() => Promi
   };
 }
 
-/** Process ids of the backends connected under this process's `BENCH_APPLICATION_NAME`. */
-async function ownBackends(dataSource: DataSource): Promise<string[]> {
+/** Process ids of the backends connected under `applicationName`. */
+export async function ownBackends(
+  dataSource: DataSource,
+  applicationName: string,
+): Promise<string[]> {
   const rows = await dataSource.query<Array<{ pid: number }>>(
     'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
-    [BENCH_APPLICATION_NAME],
+    [applicationName],
   );
   return rows.map((row) => String(row.pid));
 }

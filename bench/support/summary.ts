@@ -1,6 +1,6 @@
 import type { MachineInfo } from './machine';
 import type { BenchResult } from './result';
-import type { TargetCheck } from './targets';
+import type { ComparisonCheck, TargetCheck } from './targets';
 
 /** What `npm run bench` writes to bench/results/latest.json. */
 export interface SuiteReport {
@@ -10,6 +10,8 @@ export interface SuiteReport {
   benchmarks: Array<{ name: string; seconds: number; exitCode: number | null }>;
   results: BenchResult[];
   targets: TargetCheck[];
+  /** The engine's figures against DBOS Transact's of the same run. */
+  comparisons: ComparisonCheck[];
 }
 
 const cell = (value: unknown) => String(value).replace(/\|/g, '\\|');
@@ -24,7 +26,10 @@ const describe = (parameters: Record<string, unknown>) =>
     .map(([key, value]) => `${key} ${String(value)}`)
     .join(', ');
 
-/** The suite's results as markdown: targets, the floor, scale-out, every figure, the SQL, durations. */
+/**
+ * The suite's results as markdown: targets, the comparisons with DBOS Transact, the floor,
+ * scale-out, every figure, the SQL, durations.
+ */
 export function renderSummary(report: SuiteReport): string {
   const byName = (name: string) => report.results.filter((result) => result.name === name);
   return [
@@ -47,6 +52,7 @@ export function renderSummary(report: SuiteReport): string {
       ]),
     ),
     '',
+    ...versusDbos(report.comparisons),
     '## Engine against raw BullMQ chains (the floor)',
     '',
     ...table(
@@ -101,6 +107,28 @@ function header(report: SuiteReport): string {
       `PostgreSQL ${machine.postgres}, Redis ${machine.redis}; load average ${machine.loadAverage} when the first benchmark started`
     : 'machine unknown (no benchmark reported)';
   return `${report.date}, ${report.totalSeconds} s in all. ${where}.`;
+}
+
+function versusDbos(checks: ComparisonCheck[]): string[] {
+  if (checks.length === 0) return [];
+  return [
+    '## Against DBOS Transact, measured in the same run',
+    '',
+    ...table(
+      ['Benchmark', 'Parameters', 'Figure', 'Ours', 'DBOS', 'Ours ÷ DBOS', 'Target', 'Met'],
+      checks.map((check) => [
+        `${check.benchmark} vs ${check.versus.benchmark}`,
+        describe(check.parameters),
+        check.label,
+        check.value,
+        check.versusValue,
+        check.ratio,
+        `${check.better === 'higher' ? '≥' : '≤'} ${check.factor} × DBOS`,
+        check.met ? 'yes' : 'no',
+      ]),
+    ),
+    '',
+  ];
 }
 
 function scaleOut(results: BenchResult[]): string[] {

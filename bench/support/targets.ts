@@ -125,3 +125,114 @@ export function checkTargets(results: BenchResult[]): TargetCheck[] {
       }),
   );
 }
+
+/**
+ * A figure of the engine's that must stand in a ratio to DBOS Transact's, measured in the same
+ * `npm run bench` (issues #17 and #21), so the machine's load weighs on both.
+ */
+export interface Comparison {
+  benchmark: string;
+  metric: string;
+  /** DBOS's result line and figure set beside it. */
+  versus: { benchmark: string; metric: string };
+  /** Parameters the two result lines must share to be compared (the shape of the run). */
+  match: string[];
+  /** What the figure means, for the summary. */
+  label: string;
+  /** The engine's figure ÷ DBOS's must be at least (`higher`) or at most (`lower`) this. */
+  factor: number;
+  better: 'higher' | 'lower';
+}
+
+const COMPARISONS: Comparison[] = [
+  {
+    benchmark: 'throughput',
+    metric: 'stepsPerSecond',
+    versus: { benchmark: 'dbos-throughput', metric: 'stepsPerSecond' },
+    match: ['workflows', 'steps', 'concurrency'],
+    label: 'steps/s, many workflows',
+    factor: 1.5,
+    better: 'higher',
+  },
+  {
+    benchmark: 'hop',
+    metric: 'msPerStep',
+    versus: { benchmark: 'dbos-hop', metric: 'msPerStep' },
+    match: ['workflows', 'steps'],
+    label: 'ms per step, one workflow alone',
+    factor: 0.5,
+    better: 'lower',
+  },
+  {
+    benchmark: 'signal-wake',
+    metric: 'fromCallP50Ms',
+    versus: { benchmark: 'dbos-signal-wake', metric: 'fromCallP50Ms' },
+    match: ['wakeups'],
+    label: 'wake p50 ms, from the start of signal() / send() to the woken step',
+    factor: 0.8,
+    better: 'lower',
+  },
+  {
+    benchmark: 'signal-wake',
+    metric: 'fromCallP99Ms',
+    versus: { benchmark: 'dbos-signal-wake', metric: 'fromCallP99Ms' },
+    match: ['wakeups'],
+    label: 'wake p99 ms, from the start of signal() / send() to the woken step',
+    factor: 0.8,
+    better: 'lower',
+  },
+  {
+    benchmark: 'signal-wake',
+    metric: 'callP50Ms',
+    versus: { benchmark: 'dbos-signal-wake', metric: 'callP50Ms' },
+    match: ['wakeups'],
+    label: 'signal() call vs send() call, p50 ms',
+    factor: 1,
+    better: 'lower',
+  },
+];
+
+/** A comparison checked against one pair of result lines. */
+export interface ComparisonCheck extends Comparison {
+  parameters: Record<string, unknown>;
+  value: number;
+  versusValue: number;
+  /** value ÷ versusValue, rounded to 2 decimals (`met` is decided before rounding). */
+  ratio: number;
+  met: boolean;
+}
+
+/** Each comparison for every result line of ours that has a DBOS line of the same shape. */
+export function checkComparisons(results: BenchResult[]): ComparisonCheck[] {
+  return COMPARISONS.flatMap((comparison) =>
+    results
+      .filter(
+        (result) => result.name === comparison.benchmark && comparison.metric in result.metrics,
+      )
+      .flatMap((ours) => {
+        const theirs = results.find(
+          (result) =>
+            result.name === comparison.versus.benchmark &&
+            comparison.versus.metric in result.metrics &&
+            comparison.match.every((key) => result.parameters[key] === ours.parameters[key]),
+        );
+        if (!theirs) return [];
+        const value = ours.metrics[comparison.metric];
+        const versusValue = theirs.metrics[comparison.versus.metric];
+        const ratio = value / versusValue;
+        return [
+          {
+            ...comparison,
+            parameters: ours.parameters,
+            value,
+            versusValue,
+            ratio: Math.round(ratio * 100) / 100,
+            met:
+              comparison.better === 'higher'
+                ? ratio >= comparison.factor
+                : ratio <= comparison.factor,
+          },
+        ];
+      }),
+  );
+}

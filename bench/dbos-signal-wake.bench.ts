@@ -1,0 +1,96 @@
+/**
+ * `npm run bench:dbos-signal-wake`: DBOS Transact's counterpart of `bench:signal-wake`, run by
+ * `npm run bench` right after it. Each run starts BENCH_WAKEUPS workflows (default 500) that wait
+ * in `DBOS.recv()`, then sends to them with `DBOS.send()` one at a time, each after the previous
+ * workflow finished (unloaded). One JSON line: p50/p95/p99 in ms from the `send()` call and from
+ * its return to the first line of the step after `recv()`, and of the `send()` call itself,
+ * medians over BENCH_RUNS runs (default 3). The summary sets the engine's figures beside them
+ * (issue #17: wake ≤ 0.8 × DBOS's at p50 and p99, `signal()` call ≤ `send()` call).
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import { launchDbos } from './support/dbos';
+import { DBOS_WAKE_TOPIC, dbosParkedWorkflow } from './support/dbos.workflows';
+import { DEFAULT_CONCURRENCY } from './support/engine';
+import { envInteger, runCount } from './support/env';
+import { runBenchmark } from './support/main';
+import { mapInParallel } from './support/parallel';
+import { emit, repeatRuns } from './support/result';
+import { latencySummary } from './support/stats';
+
+const WAKEUPS = envInteger('BENCH_WAKEUPS', 500);
+const WARM_UP_WAKEUPS = 20;
+/** Resolves when the workflow reached the line before `recv()`, by workflow id. */
+const parks = new Map<string, () => void>();
+/** Resolves the woken step's start time, by workflow id. */
+const wakes = new Map<string, (startedAt: number) => void>();
+const wakeWorkflow = dbosParkedWorkflow(
+  'DbosWakeBenchWorkflow',
+  (id) => parks.get(id)?.(),
+  (id) => wakes.get(id)?.(performance.now()),
+);
+
+/**
+ * Starts `count` workflows and waits until each has reached the line before its `recv()`, then
+ * sends to them in the order they started, one at a time, each after the previous one finished:
+ * the last to park is sent to seconds later, long after its `recv()` began to wait (DBOS has no
+ * event for that moment). Resolves the latencies from
+ * each `send()` call and return to the woken step's start, and the `send()` call times.
+ */
+async function wakeRound(count: number) {
+  const ids = Array.from({ length: count }, () => randomUUID());
+  const parked = Promise.all(
+    ids.map((id) => new Promise<void>((resolve) => parks.set(id, resolve))),
+  );
+  const handles = await mapInParallel(ids, 20, (id) =>
+    DBOS.startWorkflow(wakeWorkflow, { workflowID: id })(id),
+  );
+  await parked;
+  parks.clear();
+  const fromCall: number[] = [];
+  const fromReturn: number[] = [];
+  const call: number[] = [];
+  for (const [index, id] of ids.entries()) {
+    const bodyStarted = new Promise<number>((resolve) => wakes.set(id, resolve));
+    const calledAt = performance.now();
+    await DBOS.send(id, 'go', DBOS_WAKE_TOPIC);
+    const returnedAt = performance.now();
+    const startedAt = await bodyStarted;
+    fromCall.push(startedAt - calledAt);
+    fromReturn.push(startedAt - returnedAt);
+    call.push(returnedAt - calledAt);
+    await handles[index].getResult();
+    wakes.delete(id);
+  }
+  return {
+    fromCall: latencySummary(fromCall),
+    fromReturn: latencySummary(fromReturn),
+    call: latencySummary(call),
+  };
+}
+
+runBenchmark(async () => {
+  const dbos = await launchDbos({ poolSize: DEFAULT_CONCURRENCY + 10 });
+  try {
+    // Unmeasured: JIT warm-up and first connections stay out of run 1.
+    await wakeRound(WARM_UP_WAKEUPS);
+    const runs = await repeatRuns(runCount(), async () => {
+      const { fromCall, fromReturn, call } = await wakeRound(WAKEUPS);
+      return {
+        fromCallP50Ms: fromCall.p50,
+        fromCallP95Ms: fromCall.p95,
+        fromCallP99Ms: fromCall.p99,
+        fromReturnP50Ms: fromReturn.p50,
+        fromReturnP95Ms: fromReturn.p95,
+        fromReturnP99Ms: fromReturn.p99,
+        callP50Ms: call.p50,
+        callP95Ms: call.p95,
+        callP99Ms: call.p99,
+      };
+    });
+    await emit('dbos-signal-wake', { wakeups: WAKEUPS }, runs);
+  } finally {
+    await dbos.close();
+  }
+});
