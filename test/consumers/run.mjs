@@ -67,19 +67,20 @@ const PEERS = {
     'better-sqlite3@^12',
     '@opentelemetry/api@^1',
     '@nestjs/terminus@^12',
+    'nest-commander@^3',
   ],
 };
 
 /**
- * Optional peers installed in a second `npm install`, per NestJS major, with the packages of theirs
- * whose peer ranges do not reach that major yet (README "Installation" says so): npm's
- * ERESOLVE override warnings are accepted for those, and only those.
+ * Packages our optional peers depend on whose peer ranges do not reach a NestJS major yet (README
+ * "Installation" says so), per major: npm's ERESOLVE override warnings are accepted when every
+ * invalid peer edge `npm ls` then shows comes from one of them.
  */
-const LAGGING_PEERS = {
-  11: null,
+const LAGGING = {
+  11: [],
   // nest-commander 3.21 (the newest) depends on @golevelup/nestjs-discovery 7.0.3, whose peers
   // are @nestjs/common and @nestjs/core ^11 only; the CLI works on NestJS 12 (our own suite).
-  12: { install: ['nest-commander@^3'], lagging: ['@golevelup/nestjs-discovery'] },
+  12: ['@golevelup/nestjs-discovery'],
 };
 
 /**
@@ -476,55 +477,33 @@ async function install(app, dir, tarball, node) {
     timeoutMs: 10 * 60_000,
   });
   await keepBetterSqliteBinary(join(dir, 'node_modules'), node.abi);
-  const trouble = output.split('\n').filter((line) => PEER_TROUBLE.test(line));
-  if (trouble.length > 0) return `npm reported peer dependency problems:\n${output}`;
   if (code !== 0) return `exit ${code}: npm ${args.join(' ')}\n${output}`;
-  return LAGGING_PEERS[app.nest] ? installLagging(app, dir, node) : null;
+  const trouble = output.split('\n').filter((line) => PEER_TROUBLE.test(line));
+  if (trouble.length === 0) return null;
+  const unexplained = await peerEdgesNotFrom(LAGGING[app.nest], dir, node, app);
+  return unexplained.length === 0
+    ? null
+    : `npm reported peer dependency problems:\n${unexplained.join('\n')}\n${output}`;
 }
 
-/**
- * The second install (LAGGING_PEERS): every package npm then calls invalid must be one that a
- * lagging package alone asks for in another range (`npm ls` problems, `npm explain` dependents).
- */
-async function installLagging(app, dir, node) {
-  const { install: specs, lagging } = LAGGING_PEERS[app.nest];
-  const args = ['install', '--no-audit', '--no-fund', ...specs];
-  const { code, output } = await run('npm', args, {
-    cwd: dir,
-    env: node.env,
-    log: `${app.name}-install-lagging`,
-    timeoutMs: 10 * 60_000,
-  });
-  await keepBetterSqliteBinary(join(dir, 'node_modules'), node.abi);
-  if (code !== 0) return `exit ${code}: npm ${args.join(' ')}\n${output}`;
-  const listed = await run('npm', ['ls', '--all', '--json'], {
+/** The invalid or missing peers `npm ls` shows (`<pkg> invalid: "<range>" from <path>`) not from `lagging`. */
+async function peerEdgesNotFrom(lagging, dir, node, app) {
+  const listed = await run('npm', ['ls', '--all'], {
     cwd: dir,
     env: node.env,
     log: `${app.name}-ls`,
   });
-  const invalid = (JSON.parse(listed.stdout).problems ?? [])
-    .filter((problem) => problem.startsWith('invalid: '))
-    .map((problem) =>
-      problem
-        .slice('invalid: '.length)
-        .split(' ')[0]
-        .replace(/@[^@]+$/, ''),
-    );
-  const unexplained = [];
-  for (const name of invalid) {
-    const explained = await run('npm', ['explain', name, '--json'], {
-      cwd: dir,
-      env: node.env,
-      log: `${app.name}-explain`,
-    });
-    const askers = JSON.parse(explained.stdout).flatMap((node) =>
-      (node.dependents ?? []).filter((edge) => edge.type === 'peer').map((edge) => edge.from?.name),
-    );
-    if (!askers.some((asker) => lagging.includes(asker))) unexplained.push(name);
-  }
-  return unexplained.length === 0
-    ? null
-    : `npm ${args.join(' ')} left invalid peers not explained by ${lagging.join(', ')}: ${unexplained.join(', ')}\n${output}`;
+  const edges = new Set(
+    listed.stdout
+      .split('\n')
+      .filter((line) => line.includes(' invalid: ') || line.includes('UNMET PEER'))
+      .map((line) => line.replace(/^[^@a-z]*/i, '').replace(' deduped', '')),
+  );
+  if (edges.size === 0) return ['npm warned about peers, yet `npm ls` shows no invalid peer'];
+  return [...edges].filter(
+    (edge) =>
+      !lagging.some((name) => edge.endsWith(`/node_modules/${name}`) || edge.endsWith(` ${name}`)),
+  );
 }
 
 // ─── The types matrix ──────────────────────────────────────────────────────────────────────────
@@ -695,7 +674,7 @@ async function prepare(app, tarball) {
   if (!generated) return null;
   const on = app.node === null ? '' : ` on Node ${node.version}`;
   const installed = await check(
-    `${app.name}: npm install the tarball and the peers, no peer warnings (but the lagging ones README names)${on}`,
+    `${app.name}: npm install the tarball and the peers, no peer warnings but those README names${on}`,
     () => install(app, dir, tarball, node),
   );
   return installed ? { app, dir, node, on } : null;
