@@ -17,7 +17,7 @@ import { envInteger, runCount } from './support/env';
 import { runBenchmark } from './support/main';
 import { mapInParallel } from './support/parallel';
 import { emit, repeatRuns } from './support/result';
-import { latencySummary } from './support/stats';
+import { WakeTimings } from './support/wake-timings';
 
 const WAKEUPS = envInteger('BENCH_WAKEUPS', 500);
 const WARM_UP_WAKEUPS = 20;
@@ -48,26 +48,14 @@ async function wakeRound(count: number) {
   );
   await parked;
   parks.clear();
-  const fromCall: number[] = [];
-  const fromReturn: number[] = [];
-  const call: number[] = [];
+  const timings = new WakeTimings();
   for (const [index, id] of ids.entries()) {
     const bodyStarted = new Promise<number>((resolve) => wakes.set(id, resolve));
-    const calledAt = performance.now();
-    await DBOS.send(id, 'go', DBOS_WAKE_TOPIC);
-    const returnedAt = performance.now();
-    const startedAt = await bodyStarted;
-    fromCall.push(startedAt - calledAt);
-    fromReturn.push(startedAt - returnedAt);
-    call.push(returnedAt - calledAt);
+    await timings.measure(() => DBOS.send(id, 'go', DBOS_WAKE_TOPIC), bodyStarted);
     await handles[index].getResult();
     wakes.delete(id);
   }
-  return {
-    fromCall: latencySummary(fromCall),
-    fromReturn: latencySummary(fromReturn),
-    call: latencySummary(call),
-  };
+  return timings.summary();
 }
 
 runBenchmark(async () => {

@@ -19,7 +19,7 @@ import { runBenchmark } from './support/main';
 import { mapInParallel } from './support/parallel';
 import { waitForParked } from './support/parked';
 import { emit, repeatRuns } from './support/result';
-import { latencySummary } from './support/stats';
+import { WakeTimings } from './support/wake-timings';
 
 const WAKEUPS = envInteger('BENCH_WAKEUPS', 500);
 const WARM_UP_WAKEUPS = 20;
@@ -40,27 +40,15 @@ async function wakeRound(harness: EngineHarness, finishLine: FinishLine, count: 
     harness.service.start(WakeBenchWorkflow, { hero }),
   );
   await waitForParked(harness, count);
-  const fromCall: number[] = [];
-  const fromReturn: number[] = [];
-  const call: number[] = [];
+  const timings = new WakeTimings();
   for (const { id } of workflows) {
     const bodyStarted = new Promise<number>((resolve) => wakes.set(id, resolve));
     const finished = finishLine.expect([id]);
-    const calledAt = performance.now();
-    await harness.service.signal(id, 'go');
-    const returnedAt = performance.now();
-    const startedAt = await bodyStarted;
-    fromCall.push(startedAt - calledAt);
-    fromReturn.push(startedAt - returnedAt);
-    call.push(returnedAt - calledAt);
+    await timings.measure(() => harness.service.signal(id, 'go'), bodyStarted);
     await finished;
     wakes.delete(id);
   }
-  return {
-    fromCall: latencySummary(fromCall),
-    fromReturn: latencySummary(fromReturn),
-    call: latencySummary(call),
-  };
+  return timings.summary();
 }
 
 runBenchmark(async () => {
