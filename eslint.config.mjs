@@ -49,7 +49,7 @@ const DEEP_IMPORT_MESSAGE = `Deep import into typeorm/bullmq/@nestjs/pg lib/mysq
 export default tseslint.config(
   {
     // test/consumers/app: sources of the consumer apps, linted by nothing but their own tsc.
-    ignores: ['dist/', 'node_modules/', 'coverage/', 'jest.config.js', 'test/consumers/app/'],
+    ignores: ['dist/', 'bench/.build/', 'node_modules/', 'coverage/', 'jest.config.js', 'test/consumers/app/'],
   },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { BENCH_DIR, benchScript, SCRIPT_EXEC_ARGV } from './support/bench-paths';
 import type { BenchResult } from './support/result';
 import { renderSummary, type SuiteReport } from './support/summary';
 import { checkComparisons, checkTargets } from './support/targets';
@@ -39,16 +40,14 @@ const BENCHMARKS: Array<{ name: string; file: string; group?: string }> = [
   { name: 'housekeeping', file: 'housekeeping.bench.ts' },
   { name: 'overload', file: 'overload.bench.ts' },
 ];
-/** `npm run typecheck` checks the benchmarks; compiling each child without it saves seconds. */
-const EXEC_ARGV = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
-const RESULTS_DIR = join(__dirname, 'results');
+const RESULTS_DIR = join(BENCH_DIR, 'results');
 
 /** Runs one benchmark file; resolves its result lines, its exit code and its duration. */
 function runOne(
   file: string,
 ): Promise<{ results: BenchResult[]; exitCode: number | null; seconds: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [...EXEC_ARGV, join(__dirname, file)], {
+  const child = spawn(process.execPath, [...SCRIPT_EXEC_ARGV, benchScript(file)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const results: BenchResult[] = [];

@@ -1,15 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { benchScript, SCRIPT_EXEC_ARGV } from './bench-paths';
 import type { ParentMessage, WorkerMessage } from './worker.messages';
 
-/** TypeScript without type checking (the parent's run checked it), and `global.gc` for `memory()`. */
-const EXEC_ARGV = [
-  '-r',
-  'ts-node/register/transpile-only',
-  '-r',
-  'tsconfig-paths/register',
-  '--expose-gc',
-];
+/** The parent's way of running scripts, and `global.gc` for `memory()`. */
+const EXEC_ARGV = [...SCRIPT_EXEC_ARGV, '--expose-gc'];
 
 export interface ForkedWorkerOptions {
   schema: string;
@@ -33,7 +27,7 @@ export class ForkedWorker {
 
   /** Forks the worker; resolves once its app has booted and its worker runs. */
   static start(options: ForkedWorkerOptions): Promise<ForkedWorker> {
-    const child = fork(join(__dirname, 'worker.main.ts'), [], {
+    const child = fork(benchScript('support/worker.main.ts'), [], {
       execArgv: EXEC_ARGV,
       env: {
         ...process.env,
