@@ -8,7 +8,11 @@ export { ExceptionPolicy } from './api/exception-policy';
 export { SignalMatcher } from './api/signal-matcher';
 export { WorkflowRunner } from './runner/workflow.runner';
 export { WorkflowService } from './service/workflow.service';
-export { HousekeepingService, HOUSEKEEPING_CRON_JOB_NAME } from './housekeeping/housekeeping.service';
+export {
+  HousekeepingService,
+  HOUSEKEEPING_CRON_JOB_NAME,
+} from './housekeeping/housekeeping.service';
+export type { HousekeepingReport } from './housekeeping/housekeeping-report.interface';
 export {
   GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
   type GenevaDriveDiagnosticsEvent,

@@ -17,6 +17,7 @@ const OPTIONAL_MIGRATIONS: ReadonlyArray<[keyof SchemaFeatures, string]> = [
   ['resumable', 'resumable steps (cursor, continues_from_id)'],
   ['signals', 'signals (the signals table, signal_id, waiting_since)'],
   ['waitTimeouts', 'signal-wait timeouts (wait_deadline_at)'],
+  ['workflowContext', 'workflow context (context, trace_parent)'],
 ];
 
 const RUN_MIGRATIONS =
@@ -41,7 +42,8 @@ export function migrationsCheck(features: SchemaFeatures): DoctorCheck {
     return {
       name: 'migrations',
       status: 'ok',
-      message: 'every migration of GENEVA_DRIVE_MIGRATIONS has run',
+      // Columns and tables only: the dashboard migration's indexes are not looked up.
+      message: 'every table and column of GENEVA_DRIVE_MIGRATIONS is there',
     };
   }
   return {

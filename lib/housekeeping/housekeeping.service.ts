@@ -18,6 +18,7 @@ import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.int
 import { WorkflowRepository } from '../ports/workflow.repository';
 import { asError } from '../scheduling/execution-transitions';
 import { CompletedWorkflowCleaner } from './completed-workflow.cleaner';
+import type { HousekeepingReport } from './housekeeping-report.interface';
 import { ScheduledJobReconciler, type ReconciliationResult } from './scheduled-job.reconciler';
 import { OverdueWaitSweeper } from './overdue-wait.sweeper';
 import { StuckExecutionRecoverer } from './stuck-execution.recoverer';
@@ -124,6 +125,14 @@ export class HousekeepingService
    * is reported and skipped. A run stops after the batch in hand once `maxRunDuration` passed.
    */
   run(): Promise<HousekeepingResult> {
+    return this.runReport().then((report) => report.result);
+  }
+
+  /**
+   * `run()`, resolving the whole report: the result plus the lost jobs re-enqueued, the wait
+   * timeouts fired and whether the lock was held elsewhere (the CLI's `housekeeping` prints it).
+   */
+  runReport(): Promise<HousekeepingReport> {
     return this.track(this.pass());
   }
 
@@ -156,7 +165,7 @@ export class HousekeepingService
     });
   }
 
-  private async pass(): Promise<HousekeepingResult> {
+  private async pass(): Promise<HousekeepingReport> {
     await this.readiness.ready;
     const result: HousekeepingResult = {
       workflowsCleanedUp: 0,
@@ -166,6 +175,8 @@ export class HousekeepingService
       stuckScheduledRecovered: 0,
       signalsExpired: 0,
     };
+    const reconciliation: { result: ReconciliationResult | null } = { result: null };
+    const timeouts = { fired: 0 };
     const ran = await this.repository.tryWithHousekeepingLock(async () => {
       const startedAt = Date.now();
       const settings = this.options.housekeeping;
@@ -210,7 +221,6 @@ export class HousekeepingService
       // One pass over the jobs: reconciliation looks up the job of every settled `scheduled` row
       // (overdue ones first) and re-enqueues the lost ones; stuck-scheduled recovery then leaves
       // those rows alone and asks the queue only about the rows reconciliation did not reach.
-      const reconciliation: { result: ReconciliationResult | null } = { result: null };
       if (settings.reconcileScheduledJobs && this.reconciler.supported) {
         await this.guard('scheduled job reconciliation', async () => {
           reconciliation.result = await this.reconciler.reconcile({
@@ -228,13 +238,9 @@ export class HousekeepingService
           reconciliation.result,
         );
       });
-      const timeouts = { fired: 0 };
+
       await this.guard('overdue wait timeouts', async () => {
-        timeouts.fired = await this.overdueWaits.sweep(
-          new Date(),
-          settings.batchSize,
-          shouldStop,
-        );
+        timeouts.fired = await this.overdueWaits.sweep(new Date(), settings.batchSize, shouldStop);
       });
       const { signalRetentionMs } = this.options;
       if (signalRetentionMs !== null && this.repository.features.signals) {
@@ -274,7 +280,12 @@ export class HousekeepingService
     if (ran === null) {
       this.logger.log('[Housekeeping] Skipped: another process holds the housekeeping lock');
     }
-    return result;
+    return {
+      result,
+      lostJobsReenqueued: reconciliation.result?.reenqueued ?? 0,
+      waitTimeoutsFired: timeouts.fired,
+      skipped: ran === null,
+    };
   }
 
   /** Deletes pending signals created before `cutoff`, a batch per transaction; resolves how many. */

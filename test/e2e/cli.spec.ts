@@ -5,6 +5,7 @@ import { relative } from 'node:path';
 import {
   GENEVA_DRIVE_DIAGNOSTICS_CHANNELS as CHANNELS,
   GenevaDriveModule,
+  StepExecutionEntity,
   type GenevaDriveModuleOptions,
   type HousekeepingResult,
   type WorkflowEntity,
@@ -318,15 +319,35 @@ describeIf(testTransport === 'redis')(
       const run = await cliJson<HousekeepingResult>(['housekeeping']);
       expect(run.code).toBe(0);
       expect(Object.keys(run.doc).sort()).toEqual([
+        'lostJobsReenqueued',
         'signalsCleanedUp',
         'signalsExpired',
+        'skipped',
         'stepExecutionsCleanedUp',
         'stuckInProgressRecovered',
         'stuckScheduledRecovered',
+        'waitTimeoutsFired',
         'workflowsCleanedUp',
       ]);
-      expect(Object.values(run.doc).every((value) => typeof value === 'number')).toBe(true);
+      expect(run.doc).toMatchObject({ skipped: false });
       expect((await cli(['housekeeping'])).stdout).toMatch(/^workflows cleaned up: +\d+$/m);
+    });
+
+    it('housekeeping counts the wait timeouts it fired (not in HousekeepingResult)', async () => {
+      const hero = await harness.dataSource.getRepository(Order).save({ status: 'new' });
+      const overdue = await harness.service.start(LongTimeoutWorkflow, { hero });
+      await events.forWorkflow(CHANNELS.park, overdue.id);
+      // Its deadline passed while no timeout job fired: the sweep is the backstop.
+      await harness.dataSource
+        .getRepository(StepExecutionEntity)
+        .update(
+          { workflowId: overdue.id, stepName: 'capture' },
+          { waitDeadlineAt: new Date(Date.now() - 60_000) },
+        );
+      const run = await cliJson<HousekeepingResult & Record<string, number>>(['housekeeping']);
+      expect(run.doc).toMatchObject({ waitTimeoutsFired: 1, skipped: false });
+      const text = await cli(['housekeeping']);
+      expect(text.stdout).toMatch(/^wait timeouts fired: +0$/m);
     });
 
     it('doctor passes every check while the worker runs, naming what it saw', async () => {

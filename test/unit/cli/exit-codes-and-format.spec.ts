@@ -2,7 +2,7 @@ import { CliConnectionError } from '../../../lib/cli/cli-connection.error';
 import { CliExitCode } from '../../../lib/cli/cli-exit-code';
 import { CliOutput } from '../../../lib/cli/cli-output';
 import { CliUsageError } from '../../../lib/cli/cli-usage.error';
-import { doctorExitCode, type DoctorCheck } from '../../../lib/cli/doctor-checks';
+import { doctorExitCode, migrationsCheck, type DoctorCheck } from '../../../lib/cli/doctor-checks';
 import { exitCodeOf, isConnectionError } from '../../../lib/cli/exit-code-of';
 import { cell, formatFields, formatTable } from '../../../lib/cli/text-table';
 import {
@@ -119,5 +119,25 @@ describe('geneva-drive output', () => {
     output.failure(new Error('refused'), CliExitCode.refused);
     expect(out).toEqual(['a table\n']);
     expect(err).toEqual(['geneva-drive: refused\n']);
+  });
+});
+
+describe('doctor: migrations', () => {
+  const all = { resumable: true, signals: true, waitTimeouts: true, workflowContext: true };
+
+  it('passes when every optional table and column is there', () => {
+    expect(migrationsCheck(all).status).toBe('ok');
+  });
+
+  it.each([
+    ['resumable', /resumable steps/],
+    ['signals', /signals \(the signals table/],
+    ['waitTimeouts', /signal-wait timeouts/],
+    ['workflowContext', /workflow context \(context, trace_parent\)/],
+  ] as const)('fails naming the migration when %s is missing, and the fix', (feature, named) => {
+    const check = migrationsCheck({ ...all, [feature]: false });
+    expect(check.status).toBe('fail');
+    expect(check.message).toMatch(named);
+    expect(check.message).toContain('GENEVA_DRIVE_MIGRATIONS');
   });
 });
