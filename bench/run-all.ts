@@ -29,6 +29,7 @@ const BENCHMARKS: Array<{ name: string; file: string }> = [
   { name: 'memory', file: 'memory.bench.ts' },
   { name: 'resumable', file: 'resumable-checkpoint.bench.ts' },
   { name: 'housekeeping', file: 'housekeeping.bench.ts' },
+  { name: 'dashboard', file: 'dashboard.bench.ts' },
   { name: 'overload', file: 'overload.bench.ts' },
 ];
 /** `npm run typecheck` checks the benchmarks; compiling each child without it saves seconds. */
