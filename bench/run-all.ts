@@ -38,6 +38,7 @@ const BENCHMARKS: Array<{ name: string; file: string; group?: string }> = [
   { name: 'memory', file: 'memory.bench.ts' },
   { name: 'resumable', file: 'resumable-checkpoint.bench.ts' },
   { name: 'housekeeping', file: 'housekeeping.bench.ts' },
+  { name: 'dashboard', file: 'dashboard.bench.ts' },
   { name: 'overload', file: 'overload.bench.ts' },
 ];
 const RESULTS_DIR = join(BENCH_DIR, 'results');

@@ -30,6 +30,9 @@ export const INDEX_NAMES = {
   signalsPendingCreated: 'index_geneva_drive_signals_pending_created',
   workflowsCreated: 'index_geneva_drive_workflows_on_created',
   workflowsStateCreated: 'index_geneva_drive_workflows_state_created',
+  workflowsHeroId: 'index_geneva_drive_workflows_on_hero_id',
+  workflowsStepCreated: 'index_geneva_drive_workflows_step_created',
+  stepExecutionsWaitingSince: 'index_geneva_drive_step_executions_waiting_since',
 } as const;
 
 /** Foreign key names (PostgreSQL and SQLite; MariaDB has none, SPEC §15.8). */

@@ -387,7 +387,7 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
   });
 }
 
-/** Undoes the eight migrations one by one, checking what each leaves behind, then re-applies them. */
+/** Undoes the nine migrations one by one, checking what each leaves behind, then re-applies them. */
 async function undoAllAndRedo(ds: DataSource): Promise<void> {
   const has = (table: string, column?: string): Promise<boolean> =>
     withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
@@ -404,8 +404,21 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
   };
 
   expect(await workflowIndexes()).toEqual(
-    expect.arrayContaining([INDEX_NAMES.workflowsCreated, INDEX_NAMES.workflowsStateCreated]),
+    expect.arrayContaining([
+      INDEX_NAMES.workflowsCreated,
+      INDEX_NAMES.workflowsStateCreated,
+      INDEX_NAMES.workflowsHeroId,
+    ]),
   );
+  // The step index is an expression index, PostgreSQL's alone.
+  expect((await workflowIndexes()).includes(INDEX_NAMES.workflowsStepCreated)).toBe(
+    ds.options.type === 'postgres',
+  );
+  await ds.undoLastMigration();
+  expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsHeroId);
+  expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsStepCreated);
+  expect(await workflowIndexes()).toContain(INDEX_NAMES.workflowsCreated);
+
   await ds.undoLastMigration();
   expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsCreated);
   expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsStateCreated);
@@ -449,9 +462,10 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are eight TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context, dashboard indexes', () => {
+  it('are nine TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context, dashboard indexes, dashboard search indexes', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
-    expect(names).toHaveLength(8);
+    expect(names).toHaveLength(9);
+    expect(names[8]).toMatch(/^GenevaDriveDashboardSearchIndexes\d{13}$/);
     expect(names[7]).toMatch(/^GenevaDriveDashboardIndexes\d{13}$/);
     expect(names[5]).toMatch(/^GenevaDriveSignalTimeouts\d{13}$/);
     expect(names[6]).toBe('GenevaDriveWorkflowContext1764400006000');
@@ -523,10 +537,17 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     expect(def('index_geneva_drive_signals_dedup')).toMatch(
       /^CREATE UNIQUE INDEX .* \(workflow_id, name, idempotency_key\)$/,
     );
+    expect(def('index_geneva_drive_workflows_step_created')).toMatch(
+      /^CREATE INDEX .* \(COALESCE\(current_step_name, next_step_name\), created_at, id\)$/,
+    );
+    expect(def('index_geneva_drive_step_executions_waiting_since')).toMatch(
+      /^CREATE INDEX .* \(waiting_since, workflow_id\) WHERE \(\(state\)::text = 'waiting'/,
+    );
     for (const name of [
       'index_geneva_drive_workflows_on_type',
       'index_geneva_drive_workflows_on_state',
       'index_geneva_drive_workflows_on_hero',
+      'index_geneva_drive_workflows_on_hero_id',
       'index_geneva_drive_step_executions_scheduled',
       'index_geneva_drive_step_executions_workflow_created',
       'index_geneva_drive_step_executions_workflow_state',
@@ -606,7 +627,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     });
   });
 
-  it('undoes all eight migrations and applies them again', async () => {
+  it('undoes all nine migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const leftovers = await ds.query<Array<{ indexname: string }>>(
       `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
@@ -710,7 +731,7 @@ describeOn('postgres')('migrations on PostgreSQL (odd schema name: spaces, backt
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'index_geneva_drive_%'`,
       [schema],
     );
-    expect(indexes).toHaveLength(18);
+    expect(indexes).toHaveLength(21);
     expect(
       indexes.find((row) => row.indexname === 'index_geneva_drive_workflows_unique_ongoing')
         ?.indexdef,
@@ -831,7 +852,7 @@ describeOn('mariadb')('migrations on MariaDB (database named with a backtick and
         WHERE TABLE_SCHEMA = ? AND INDEX_NAME LIKE 'index\\_geneva\\_drive\\_%'`,
       [database],
     );
-    expect(indexes).toHaveLength(18);
+    expect(indexes).toHaveLength(19);
     await saveWorkflow(ds, { heroId: 'odd-1' });
     await expect(saveWorkflow(ds, { heroId: 'odd-1' })).rejects.toBeInstanceOf(QueryFailedError);
 
@@ -917,8 +938,9 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
       const found = indexes.find((row) => row.name === name);
       return found ? `${Number(found.unique) ? 'UNIQUE ' : ''}(${found.columns})` : `<missing ${name}>`;
     };
-    expect(indexes).toHaveLength(18);
+    expect(indexes).toHaveLength(19);
     expect(index('index_geneva_drive_workflows_state_created')).toBe('(state,created_at,id)');
+    expect(index('index_geneva_drive_workflows_on_hero_id')).toBe('(hero_id)');
     expect(index('index_geneva_drive_workflows_unique_ongoing')).toBe('UNIQUE (ongoing_unique_key)');
     expect(index('index_geneva_drive_step_executions_one_active')).toBe('UNIQUE (active_unique_key)');
     expect(index('index_geneva_drive_step_executions_in_progress_started_at')).toBe('(state,started_at)');
@@ -980,7 +1002,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(QueryFailedError);
   });
 
-  it('undoes all eight migrations and applies them again', async () => {
+  it('undoes all nine migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const tables = await ds.query<Array<{ name: string }>>(
       'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -1216,17 +1238,20 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
     expect(sql('index_geneva_drive_step_executions_one_active')).toMatch(
       /CREATE UNIQUE INDEX .* WHERE/,
     );
-    expect(rows).toHaveLength(18);
+    expect(sql('index_geneva_drive_step_executions_waiting_since')).toMatch(
+      /CREATE INDEX .* WHERE "state" = 'waiting'/,
+    );
+    expect(rows).toHaveLength(20);
   });
 
   describeConstraints(() => ds, { foreignKeys: true });
 
-  it('undoes all eight migrations and applies them again', async () => {
+  it('undoes all nine migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const rows = await ds.query<Array<{ name: string }>>(
       `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,
     );
-    expect(rows).toHaveLength(18);
+    expect(rows).toHaveLength(20);
   });
 });
 

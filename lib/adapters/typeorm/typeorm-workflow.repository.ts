@@ -146,8 +146,11 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
       .addOrderBy('workflow.id', 'DESC')
       .limit(page.limit);
     if (page.after !== undefined) {
+      // The first condition bounds the index range; the OR alone cannot (a planner turns no
+      // `a < x OR (a = x AND b < y)` into a range), and a page deep in the list would walk
+      // every newer row first. The second drops the rows of the cursor's instant at or above it.
       query.andWhere(
-        '(workflow.createdAt < :afterAt OR (workflow.createdAt = :afterAt AND workflow.id < :afterId))',
+        'workflow.createdAt <= :afterAt AND (workflow.createdAt < :afterAt OR workflow.id < :afterId)',
         { afterAt: page.after.createdAt, afterId: page.after.id },
       );
     }
