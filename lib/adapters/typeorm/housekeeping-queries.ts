@@ -170,7 +170,8 @@ export class HousekeepingQueries {
         .andWhere('execution.updatedAt < :settledBefore', { settledBefore });
       if (after) {
         query.andWhere(
-          '(execution.scheduledFor > :afterAt OR (execution.scheduledFor = :afterAt AND execution.id > :afterId))',
+          // The leading `>=` bounds the index range (as the other keyset pages here do).
+          'execution.scheduledFor >= :afterAt AND (execution.scheduledFor > :afterAt OR execution.id > :afterId)',
           { afterAt: after.scheduledFor, afterId: after.id },
         );
       }
