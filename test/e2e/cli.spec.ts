@@ -47,7 +47,8 @@ interface CliRun {
  * `geneva-drive` (SPEC §16.4) run in process against a deployment whose worker is a harness app:
  * the CLI boots an app module of its own on the same database and Redis prefix, with the worker off.
  */
-// The CLI boots the spec's own app module, on Redis: not on the PostgreSQL transport run.
+// The CLI boots the spec's own app module, on Redis: not on the PostgreSQL or local transport runs
+// (the CLI refuses a 'local' app: it boots with worker: false).
 describeIf(testTransport === 'redis')(
   `geneva-drive CLI (${testDatabaseLabel}, ${testRedisLabel})`,
   () => {

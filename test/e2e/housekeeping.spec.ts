@@ -41,10 +41,11 @@ import {
   testDatabase,
   testPooler,
 } from './support/database';
-import { describeOn, itIf } from './support/describe-if';
+import { describeIf, itIf } from './support/describe-if';
 import { Deferred } from './support/deferred';
 import { EngineHarness } from './support/engine-harness';
 import { openTestRedis, testPrefix } from './support/redis';
+import { testTransport } from './support/transport';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -91,7 +92,11 @@ function helpers(get: () => EngineHarness) {
     return { order, workflow, execution, release: () => release.resolve() };
   }
 
-  /** A step an hour away whose delayed job is lost, and whose due time is 20 minutes past. */
+  /**
+   * A step an hour away whose delayed job is lost, and whose due time is 20 minutes past. The job
+   * is removed from BullMQ: the local transport's jobs live in its process and are lost only with
+   * it (local-transport.spec reads them back at the next boot), so tests of lost jobs skip there.
+   */
   async function stuckScheduled(options: { removeJob?: boolean } = {}) {
     const order = await newOrder();
     const workflow = await get().service.start(HousekeepingDelayedWorkflow, { hero: order });
@@ -239,7 +244,9 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
       }
     });
 
-    it('does nothing when deleteCompletedWorkflowsAfter is null (a separate app)', async () => {
+    // A second app on the schema with worker: false, which the local transport refuses (one
+    // process per deployment).
+    itIf(testTransport !== 'local')('does nothing when deleteCompletedWorkflowsAfter is null (a separate app)', async () => {
       const other = await EngineHarness.boot({
         workflows: HOUSEKEEPING_WORKFLOWS,
         providers: [StepScript, IterationScript],
@@ -350,7 +357,8 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
       expect(iterations.itemsOf(order)).toEqual([0, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9]);
     });
 
-    it('a paused workflow stays paused: the resumable successor waits without a job until resume()', async () => {
+    // Looks for the successor's BullMQ job: none on the local transport.
+    itIf(testTransport !== 'local')('a paused workflow stays paused: the resumable successor waits without a job until resume()', async () => {
       const order = await h.newOrder();
       const entered = new Deferred();
       const release = new Deferred();
@@ -468,7 +476,8 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
     });
   });
 
-  describe('stuck scheduled', () => {
+  // Lost jobs (stuckScheduled): not on the local transport.
+  describeIf(testTransport !== 'local')('stuck scheduled', () => {
     it('reattempt: the same execution is enqueued again under a new job id and runs', async () => {
       const stuck = await h.stuckScheduled();
       const result = await h.housekeeping().run();
@@ -540,8 +549,9 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
   // Another process holds the lock, taken as the library takes it: on PostgreSQL a
   // transaction-scoped advisory lock in an open transaction (a session lock would stay on a pooled
   // server connection behind PgBouncer), on MariaDB a GET_LOCK on a connection of its own. SQLite's
-  // lock is an in-process flag per database file, exercised by the two-app race below.
-  itIf(testDatabase !== 'sqlite')('a run finds the database-wide lock held and skips the tick; the next run recovers', async () => {
+  // lock is an in-process flag per database file, exercised by the two-app race below. The stuck row
+  // is a lost job: not on the local transport.
+  itIf(testDatabase !== 'sqlite' && testTransport !== 'local')('a run finds the database-wide lock held and skips the tick; the next run recovers', async () => {
     const stuck = await h.stuckScheduled();
     const mariadb = testDatabase === 'mariadb';
     const holder = new DataSource(mariadb ? { ...mariadbConnection, database: harness.schema } : postgresConnection);
@@ -574,7 +584,8 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
     await harness.waitForState(stuck.workflow.id, 'finished');
   });
 
-  it('concurrent runs in two processes never recover a row twice (raced, many rounds)', async () => {
+  // Two processes, one with worker: false, and lost jobs: not on the local transport.
+  itIf(testTransport !== 'local')('concurrent runs in two processes never recover a row twice (raced, many rounds)', async () => {
     const other = await EngineHarness.boot({
       workflows: HOUSEKEEPING_WORKFLOWS,
       providers: [StepScript, IterationScript],
@@ -643,8 +654,9 @@ const WAITING_ON_SCHEMA = `
 // find the lock taken; afterwards the lock must be free again on every connection. PostgreSQL only
 // (LOCK TABLE and pg_locks make the race observable); the test-pgbouncer stage runs it through
 // PgBouncer in transaction mode, where a session-level advisory lock excludes nothing (lock and
-// unlock land on different server connections) and stays behind on a pooled connection.
-describeOn('postgres')(
+// unlock land on different server connections) and stays behind on a pooled connection. Not on the
+// local transport, which refuses the second app's worker: false (one process per deployment).
+describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
   `housekeeping lock, two apps on one schema (PostgreSQL${testPooler ? ' through PgBouncer' : ''})`,
   () => {
     let apps: EngineHarness[] = [];
@@ -783,7 +795,8 @@ describe('housekeeping (PostgreSQL + BullMQ), cancel', () => {
     expect(history[0].finishedAt).not.toBeNull();
   });
 
-  it('stuck scheduled: execution canceled/recovered, workflow canceled, nothing enqueued', async () => {
+  // A lost job: not on the local transport.
+  itIf(testTransport !== 'local')('stuck scheduled: execution canceled/recovered, workflow canceled, nothing enqueued', async () => {
     const stuck = await h.stuckScheduled();
     expect((await h.housekeeping().run()).stuckScheduledRecovered).toBe(1);
     expect((await harness.service.find(stuck.workflow.id))!.state).toBe('canceled');
@@ -873,7 +886,8 @@ describe('housekeeping gauges (PostgreSQL + BullMQ)', () => {
   });
 });
 
-describe('housekeeping before the resumable and signals migrations ran (PostgreSQL + BullMQ)', () => {
+// Its stuck row is a lost job: not on the local transport.
+describeIf(testTransport !== 'local')('housekeeping before the resumable and signals migrations ran (PostgreSQL + BullMQ)', () => {
   let harness: EngineHarness;
   const gauges = new Map<string, number>();
   const h = helpers(() => harness);

@@ -23,8 +23,9 @@ import type { StepJobInspector } from '../../lib/queue/step-job-inspector';
 import { IterationScript } from '../fixtures/resumable.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { testDatabase, testDatabaseLabel } from './support/database';
-import { itIf } from './support/describe-if';
+import { describeIf, itIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
+import { testTransport } from './support/transport';
 
 const MINUTE = 60_000;
 const ago = (ms: number) => new Date(Date.now() - ms);
@@ -34,9 +35,11 @@ const ago = (ms: number) => new Date(Date.now() - ms);
  * an execution whose latest job the queue no longer holds, or holds as already finished, is
  * re-enqueued under the next job id at the next housekeeping run (or on demand), long before
  * `stuckScheduledThreshold`. The apps here consume nothing (`worker: false`), so jobs stay in the
- * queue where the tests can look at them, except where a test boots a worker.
+ * queue where the tests can look at them, except where a test boots a worker. Not on the local
+ * transport: it refuses `worker: false` (it would run nothing), and its jobs live in its process,
+ * lost only with it (local-transport.spec reads them back at the next boot).
  */
-describe(`scheduled-job reconciliation (${testDatabaseLabel} + BullMQ)`, () => {
+describeIf(testTransport !== 'local')(`scheduled-job reconciliation (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   const gauges = new Map<string, number>();
   const metrics: GaugeReporter = { gauge: (name, value) => gauges.set(name, value) };

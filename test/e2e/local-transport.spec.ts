@@ -16,6 +16,8 @@ import { Order } from '../fixtures/order.entity';
 import { ScriptedWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { LongTimeoutWorkflow } from '../fixtures/timeout.workflows';
+import { PrioritizedWorkflow } from '../fixtures/policy.workflows';
+import { Deferred } from './support/deferred';
 import { dataSourceOptions, testDatabaseLabel } from './support/database';
 import { DiagnosticsRecorder } from './support/diagnostics-recorder';
 import { EngineHarness } from './support/engine-harness';
@@ -34,7 +36,7 @@ class LaterStepWorkflow {
   }
 }
 
-const WORKFLOWS = [ScriptedWorkflow, LaterStepWorkflow, LongTimeoutWorkflow];
+const WORKFLOWS = [ScriptedWorkflow, LaterStepWorkflow, LongTimeoutWorkflow, PrioritizedWorkflow];
 /** Nothing listens there: the local transport must never need it. */
 const NO_REDIS: GenevaDriveModuleOptions['connection'] = { host: '127.0.0.1', port: 1 };
 const LOCAL: GenevaDriveModuleOptions = { transport: 'local', connection: NO_REDIS };
@@ -48,12 +50,12 @@ describe(`local transport (${testDatabaseLabel}, no Redis)`, () => {
   let events: DiagnosticsRecorder;
   let harness: EngineHarness | null = null;
 
-  const boot = (reuse?: EngineHarness) =>
+  const boot = (reuse?: EngineHarness, options: GenevaDriveModuleOptions = {}) =>
     EngineHarness.boot({
       workflows: WORKFLOWS,
       providers: [StepScript],
       entities: [Order],
-      options: LOCAL,
+      options: { ...LOCAL, ...options },
       reuse: reuse && { schema: reuse.schema, prefix: reuse.prefix },
     });
 
@@ -138,6 +140,47 @@ describe(`local transport (${testDatabaseLabel}, no Redis)`, () => {
       'second:completed/success',
     ]);
     expect((await harness.service.find(workflow.id))?.state).toBe('finished');
+  });
+
+  it('the steps read back at boot run in priority order, the whole backlog at once', async () => {
+    // One job at a time on 'prio': the first one holds it while the backlog queues up behind it.
+    const oneAtATime: GenevaDriveModuleOptions = { queues: { prio: { concurrency: 1 } } };
+    const first = await boot(undefined, oneAtATime);
+    const [held, ...backlog] = await Promise.all(
+      Array.from({ length: 9 }, () => newOrder(first)),
+    );
+    const urgent = await newOrder(first);
+    const entered = new Deferred();
+    const release = new Deferred();
+    first.get(StepScript).plan(held, {
+      work: async () => {
+        entered.resolve();
+        await release.promise;
+      },
+    });
+    await first.service.start(PrioritizedWorkflow, { hero: held });
+    await entered.promise;
+    for (const hero of backlog) {
+      await first.service.start(PrioritizedWorkflow, { hero, stepJobOptions: { priority: 10 } });
+    }
+    await first.service.start(PrioritizedWorkflow, {
+      hero: urgent,
+      stepJobOptions: { priority: 1 },
+    });
+    // Shut down with the held step running and the backlog queued: the backlog stays scheduled.
+    const closing = first.closeApp();
+    release.resolve();
+    await closing;
+
+    harness = await boot(first, oneAtATime);
+    const script = harness.get(StepScript);
+    const workflows = await harness.service.list({ workflow: PrioritizedWorkflow });
+    await Promise.all(workflows.map(({ id }) => events.forWorkflow(CHANNELS.finalize, id, 1)));
+    // As on BullMQ, where a worker finds the whole backlog queued: the urgent step first, then
+    // the others in the order they were enqueued.
+    expect(script.calls.map((call) => call.heroId)).toEqual(
+      [urgent, ...backlog].map((order) => order.id),
+    );
   });
 
   it("a parked wait's timeout whose deadline passed while down fires at the next boot", async () => {

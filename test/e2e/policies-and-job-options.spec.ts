@@ -14,7 +14,9 @@ import {
 } from '../fixtures/policy.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { testDatabaseLabel } from './support/database';
+import { describeIf, itIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
+import { testTransport } from './support/transport';
 
 const WORKFLOWS = [PolicyWorkflow, ImperativeWorkflow, BackoffWorkflow, ThrowingSkipIfWorkflow, RoutedWorkflow];
 
@@ -134,7 +136,8 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
     expect(desk.escalations).toEqual(expect.arrayContaining(['skip me', 'later', 'no verb']));
   });
 
-  it('backoff waits land on the BullMQ delayed set: exponential 2 s, then 4 s', async () => {
+  // This test and the two job-options ones read the BullMQ jobs: not on the local transport.
+  itIf(testTransport !== 'local')('backoff waits land on the BullMQ delayed set: exponential 2 s, then 4 s', async () => {
     const { workflow } = await scripted(BackoffWorkflow, () => new Error('down'));
     await harness.waitForWorkflow(workflow.id, async () => (await harness.history(workflow.id)).length === 2);
     const [, second] = await harness.history(workflow.id);
@@ -180,7 +183,7 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
     expect(failed[3].errorMessage).toContain("hero_type 'Vanished'");
   });
 
-  it('job options merge class < instance < step, route steps to their queue, and survive across steps', async () => {
+  itIf(testTransport !== 'local')('job options merge class < instance < step, route steps to their queue, and survive across steps', async () => {
     const order = await harness.dataSource.getRepository(Order).save({ status: 'new' });
     const workflow = await harness.service.start(RoutedWorkflow, { hero: order, stepJobOptions: { priority: 20 } });
     expect(workflow.metadata).toEqual({ stepJobOptions: { priority: 20 } });
@@ -201,7 +204,7 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
     expect(normalJob?.opts.priority).toBe(20);
   });
 
-  it('setStepJobOptions() changes the instance options for the next enqueue; null clears them', async () => {
+  itIf(testTransport !== 'local')('setStepJobOptions() changes the instance options for the next enqueue; null clears them', async () => {
     const order = await harness.dataSource.getRepository(Order).save({ status: 'new' });
     const workflow = await harness.service.start(RoutedWorkflow, { hero: order });
     const updated = await harness.service.setStepJobOptions(workflow, { priority: 7 });
@@ -216,7 +219,9 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
   });
 });
 
-describe(`priorities on a real worker (${testDatabaseLabel} + BullMQ)`, () => {
+// A producer (worker: false) and then a consumer process on one queue: not on the local transport
+// (one process per deployment), whose priority order test/unit/local-step-job.queue.spec covers.
+describeIf(testTransport !== 'local')(`priorities on a real worker (${testDatabaseLabel} + BullMQ)`, () => {
   it('a high-priority step runs ahead of a backlog of low-priority jobs', async () => {
     const producer = await EngineHarness.boot({
       workflows: [PrioritizedWorkflow],

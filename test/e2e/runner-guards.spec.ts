@@ -8,13 +8,16 @@ import { Order } from '../fixtures/order.entity';
 import { ScriptedWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { testDatabaseLabel } from './support/database';
+import { describeIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
+import { testTransport } from './support/transport';
 
 /**
  * The runner driven directly (`worker: false`: this process only enqueues), so each test decides
- * exactly when and how often an execution runs.
+ * exactly when and how often an execution runs; its tests count the jobs in BullMQ. Not on the
+ * local transport, which refuses `worker: false` (it would run nothing) and has no BullMQ jobs.
  */
-describe(`runner guards, races and transactions (${testDatabaseLabel} + Redis)`, () => {
+describeIf(testTransport !== 'local')(`runner guards, races and transactions (${testDatabaseLabel} + Redis)`, () => {
   let harness: EngineHarness;
   let script: StepScript;
 

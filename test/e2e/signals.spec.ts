@@ -18,6 +18,8 @@ import { StepScript } from '../fixtures/step-script';
 import { Deferred } from './support/deferred';
 import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
+import { describeIf } from './support/describe-if';
+import { testTransport } from './support/transport';
 
 const WORKFLOWS = [PaymentWorkflow, TwoApprovalsWorkflow, MatcherWorkflow, ExplodingMatcherWorkflow, SkippingSignalWorkflow];
 
@@ -267,9 +269,10 @@ describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
 
 /**
  * The rendezvous raced on the real database: the runner is driven directly (`worker: false`), so
- * a signal and the step's gate run truly concurrently, round after round.
+ * a signal and the step's gate run truly concurrently, round after round. Not on the local
+ * transport, which refuses `worker: false` (it would run nothing).
  */
-describe(`signal races (${testDatabaseLabel})`, () => {
+describeIf(testTransport !== 'local')(`signal races (${testDatabaseLabel})`, () => {
   let harness: EngineHarness;
   let script: StepScript;
 

@@ -8,13 +8,17 @@ import { ChainBreakingWorkflow, ChainedWorkflow } from '../fixtures/chaining.wor
 import { Order } from '../fixtures/order.entity';
 import { StepScript } from '../fixtures/step-script';
 import { Deferred } from './support/deferred';
+import { describeIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
+import { testTransport } from './support/transport';
 
 /**
  * A worker runs a workflow's next step in the same job when it is due now on the same queue and
  * priority (issue 8): the history is the same as with one job per step, only the jobs differ.
+ * The jobs are looked up in BullMQ: not on the local transport, whose chaining local-transport.spec
+ * covers.
  */
-describe('in-process step chaining (PostgreSQL + BullMQ)', () => {
+describeIf(testTransport !== 'local')('in-process step chaining (PostgreSQL + BullMQ)', () => {
   const boot = (maxChainedSteps?: number) =>
     EngineHarness.boot({
       workflows: [ChainedWorkflow, ChainBreakingWorkflow],

@@ -18,7 +18,8 @@ import { TcpProxy } from './support/tcp-proxy';
  * Redis going away under a running app (SPEC §16.5): `start()` resolves once its transaction
  * commits instead of waiting for Redis, the outage is reported once with the address, and the
  * jobs land and the workflows finish by themselves once Redis answers again. (Through a proxy in
- * front of the suite's single Redis: not on the Redis Cluster run, nor on the PostgreSQL transport.)
+ * front of the suite's single Redis: not on the Redis Cluster run, nor on the PostgreSQL or local
+ * transport.)
  */
 describeIf(testRedisCluster === null && testTransport === 'redis')(
   `transport outage (${testDatabaseLabel} + Redis behind a proxy)`,

@@ -16,7 +16,8 @@ const END_OF_TIME = new Date('9999-12-31T23:59:59.999Z');
  * shutdown or crash, and recovers them at once (`stuckRecoveryAction`, as housekeeping would after
  * `stuckInProgressThreshold`); then every `scheduled` row is enqueued (reconciliation with no grace:
  * none of their jobs exists here) and every parked wait's timeout timer armed. Done before
- * `app.init()` resolves.
+ * `app.init()` resolves. The queue starts only then: a backlog read back page by page would
+ * otherwise run in the order it is read, not in BullMQ's priority order.
  */
 @Injectable()
 export class LocalTransportRecovery implements OnApplicationBootstrap {
@@ -31,7 +32,6 @@ export class LocalTransportRecovery implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.queue.start();
     const { batchSize } = this.options.housekeeping;
     const interrupted = await this.recoverer.recover(
       'in_progress',
@@ -41,6 +41,7 @@ export class LocalTransportRecovery implements OnApplicationBootstrap {
     );
     const { reenqueued } = await this.reconciler.reconcile({ graceMs: 0 });
     const timers = await this.armWaitTimeouts(batchSize);
+    this.queue.start();
     (this.options.logger ?? this.logger).log(
       `Local transport: steps run in this process (no Redis). Read back from the database: ` +
         `${reenqueued} scheduled step(s), ${interrupted} interrupted step(s), ${timers} wait timeout(s).`,

@@ -128,7 +128,7 @@ function isTypedStepRefusal(error: unknown): boolean {
 // Session settings (and search_path) travel in the startup packet's `options`, which PgBouncer
 // refuses, and would not follow a transaction to another server connection: skipped through it.
 // The run observer listens to the `@nestjs/bullmq` workers of the Redis transport: skipped on the
-// PostgreSQL transport (its values reach SQL through the same statements either way).
+// PostgreSQL and local transports (its values reach SQL through the same statements either way).
 (testPooler === null && testTransport === 'redis' ? describe : describe.skip).each(
   SETTINGS.map((setting): [string, SessionSetting] => [setting.label, setting]),
 )(`hostile values (${testDatabaseLabel}, %s, BullMQ on ${testRedisLabel})`, (_label, setting) => {

@@ -5,18 +5,22 @@ import { bullmqSchemaFor } from '../../../lib/adapters/bullmq-postgres/postgres-
 import { postgresConnection, testDatabase } from './database';
 
 /**
- * The transport the harness boots its apps on: Redis (default), or BullMQ's PostgreSQL backend
+ * The transport the harness boots its apps on: Redis (default); BullMQ's PostgreSQL backend
  * with GENEVA_TEST_TRANSPORT=postgres (`.ci/run`'s test-postgres-transport stage), in the test
- * database, one BullMQ schema per harness prefix. Specs that need Redis itself by their nature
- * skip themselves there (`describeIf(testTransport === 'redis')`, saying why).
+ * database, one BullMQ schema per harness prefix; or the in-process queue with
+ * GENEVA_TEST_TRANSPORT=local (the test-local-transport stages), on any GENEVA_TEST_DB, with the
+ * Redis connection pointed at a closed port. Specs that need Redis itself, or BullMQ jobs, or
+ * several processes on one queue, by their nature skip themselves where those do not exist
+ * (`describeIf(testTransport === 'redis')`, `describeIf(testTransport !== 'local')`, saying why).
  */
-export type TestTransport = 'redis' | 'postgres';
+export type TestTransport = 'redis' | 'postgres' | 'local';
 
 function readTestTransport(): TestTransport {
   const value = (process.env.GENEVA_TEST_TRANSPORT ?? '').toLowerCase();
   if (value === '' || value === 'redis') return 'redis';
+  if (value === 'local') return value;
   if (value !== 'postgres') {
-    throw new Error(`GENEVA_TEST_TRANSPORT must be redis, postgres or unset, not '${value}'.`);
+    throw new Error(`GENEVA_TEST_TRANSPORT must be redis, postgres, local or unset, not '${value}'.`);
   }
   if (testDatabase !== 'postgres') {
     throw new Error(
@@ -31,10 +35,20 @@ function readTestTransport(): TestTransport {
 
 export const testTransport: TestTransport = readTestTransport();
 
+/** Nothing listens there: an app on the local transport must never need Redis. */
+const NO_REDIS = { host: '127.0.0.1', port: 1 };
+
 /** Module options of the harness's transport ({} on Redis: the harness's connection applies). */
 export function transportOptions(): GenevaDriveModuleOptions {
-  // {} stands for "the data source's database" (past the harness's Redis default).
-  return testTransport === 'postgres' ? { transport: 'postgres', connection: {} } : {};
+  switch (testTransport) {
+    case 'redis':
+      return {};
+    case 'postgres':
+      // {} stands for "the data source's database" (past the harness's Redis default).
+      return { transport: 'postgres', connection: {} };
+    case 'local':
+      return { transport: 'local', connection: NO_REDIS };
+  }
 }
 
 /**
