@@ -55,7 +55,7 @@ async function wakeRound(count: number) {
     await handles[index].getResult();
     wakes.delete(id);
   }
-  return timings.summary();
+  return timings.metrics();
 }
 
 runBenchmark(async () => {
@@ -63,20 +63,7 @@ runBenchmark(async () => {
   try {
     // Unmeasured: JIT warm-up and first connections stay out of run 1.
     await wakeRound(WARM_UP_WAKEUPS);
-    const runs = await repeatRuns(runCount(), async () => {
-      const { fromCall, fromReturn, call } = await wakeRound(WAKEUPS);
-      return {
-        fromCallP50Ms: fromCall.p50,
-        fromCallP95Ms: fromCall.p95,
-        fromCallP99Ms: fromCall.p99,
-        fromReturnP50Ms: fromReturn.p50,
-        fromReturnP95Ms: fromReturn.p95,
-        fromReturnP99Ms: fromReturn.p99,
-        callP50Ms: call.p50,
-        callP95Ms: call.p95,
-        callP99Ms: call.p99,
-      };
-    });
+    const runs = await repeatRuns(runCount(), () => wakeRound(WAKEUPS));
     await emit('dbos-signal-wake', { wakeups: WAKEUPS }, runs);
   } finally {
     await dbos.close();

@@ -48,7 +48,7 @@ async function wakeRound(harness: EngineHarness, finishLine: FinishLine, count: 
     await finished;
     wakes.delete(id);
   }
-  return timings.summary();
+  return timings.metrics();
 }
 
 runBenchmark(async () => {
@@ -58,20 +58,7 @@ runBenchmark(async () => {
   try {
     // Unmeasured: JIT warm-up and first connections stay out of run 1.
     await wakeRound(harness, finishLine, WARM_UP_WAKEUPS);
-    const runs = await repeatRuns(runCount(), async () => {
-      const { fromCall, fromReturn, call } = await wakeRound(harness, finishLine, WAKEUPS);
-      return {
-        fromCallP50Ms: fromCall.p50,
-        fromCallP95Ms: fromCall.p95,
-        fromCallP99Ms: fromCall.p99,
-        fromReturnP50Ms: fromReturn.p50,
-        fromReturnP95Ms: fromReturn.p95,
-        fromReturnP99Ms: fromReturn.p99,
-        callP50Ms: call.p50,
-        callP95Ms: call.p95,
-        callP99Ms: call.p99,
-      };
-    });
+    const runs = await repeatRuns(runCount(), () => wakeRound(harness, finishLine, WAKEUPS));
     await emit('signal-wake', { wakeups: WAKEUPS, concurrency: DEFAULT_CONCURRENCY }, runs);
   } finally {
     unwatch();

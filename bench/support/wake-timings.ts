@@ -21,11 +21,21 @@ export class WakeTimings {
     this.call.push(returnedAt - calledAt);
   }
 
-  summary() {
+  /** The metrics of a run: p50/p95/p99 of each timing, in ms. */
+  metrics() {
+    const [fromCall, fromReturn, call] = [this.fromCall, this.fromReturn, this.call].map(
+      latencySummary,
+    );
     return {
-      fromCall: latencySummary(this.fromCall),
-      fromReturn: latencySummary(this.fromReturn),
-      call: latencySummary(this.call),
+      fromCallP50Ms: fromCall.p50,
+      fromCallP95Ms: fromCall.p95,
+      fromCallP99Ms: fromCall.p99,
+      fromReturnP50Ms: fromReturn.p50,
+      fromReturnP95Ms: fromReturn.p95,
+      fromReturnP99Ms: fromReturn.p99,
+      callP50Ms: call.p50,
+      callP95Ms: call.p95,
+      callP99Ms: call.p99,
     };
   }
 }
