@@ -331,7 +331,12 @@ function render(text, values, file) {
 function copyTemplate(from, to, values) {
   for (const entry of readdirSync(from)) {
     const source = join(from, entry);
-    const target = join(to, entry.replace('__specFileSuffix__', values.specFileSuffix));
+    // As `nest new` does: `__specFileSuffix__` filled in, a `.template` suffix dropped
+    // (@nestjs/schematics 12.0.13 ships `package.json.template`).
+    const name = entry
+      .replace('__specFileSuffix__', values.specFileSuffix)
+      .replace(/\.template$/, '');
+    const target = join(to, name);
     if (statSync(source).isDirectory()) {
       mkdirSync(target, { recursive: true });
       copyTemplate(source, target, values);
