@@ -1,5 +1,6 @@
-import type { DataSource, Logger } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { splitStatements } from '../../test/e2e/support/sql-text';
+import { tapQueryLog } from './query-log-tap';
 
 /** What the database was sent while a counter was counting. */
 export interface SqlCount {
@@ -30,9 +31,8 @@ const TRANSACTION_CONTROL: Array<[RegExp, ControlCounter | null]> = [
 ];
 
 /**
- * Counts the SQL a DataSource sends. TypeORM hands every query of every query runner (transaction
- * control included) to the DataSource's logger before sending it, so wrapping the logger sees
- * all the library's SQL without touching the driver.
+ * Counts the SQL a DataSource sends (every statement, transaction control included, through
+ * `tapQueryLog`).
  */
 export class SqlCounter {
   private log: string[] = [];
@@ -42,16 +42,10 @@ export class SqlCounter {
 
   static install(dataSource: DataSource): SqlCounter {
     const counter = new SqlCounter();
-    const logger = dataSource.logger;
-    const counting: Logger = Object.assign(Object.create(logger) as Logger, {
-      logQuery: (...args: Parameters<Logger['logQuery']>) => {
-        if (counter.counting)
-          counter.log.push(compact(splitStatements(args[0]).join('; '), dataSource.driver.options));
-        logger.logQuery(...args);
-      },
+    tapQueryLog(dataSource, (sql) => {
+      if (counter.counting)
+        counter.log.push(compact(splitStatements(sql).join('; '), dataSource.driver.options));
     });
-    // `logger` is read-only in TypeORM's typings but a plain property at run time.
-    Object.assign(dataSource, { logger: counting });
     return counter;
   }
 

@@ -1,4 +1,5 @@
-import type { DataSource, Logger } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { tapQueryLog } from './query-log-tap';
 
 /** One statement as the library sent it: its text and its bound values. */
 export interface RecordedStatement {
@@ -8,8 +9,7 @@ export interface RecordedStatement {
 
 /**
  * Records the statements a DataSource sends while recording, with their parameters, so a
- * benchmark can EXPLAIN exactly what a request ran. Like `SqlCounter`, it wraps the DataSource's
- * logger, which TypeORM hands every query of every query runner before sending it.
+ * benchmark can EXPLAIN exactly what a request ran (through `tapQueryLog`, as `SqlCounter`).
  */
 export class StatementRecorder {
   private statements: RecordedStatement[] = [];
@@ -19,17 +19,11 @@ export class StatementRecorder {
 
   static install(dataSource: DataSource): StatementRecorder {
     const recorder = new StatementRecorder();
-    const logger = dataSource.logger;
-    const recording: Logger = Object.assign(Object.create(logger) as Logger, {
-      logQuery: (...args: Parameters<Logger['logQuery']>) => {
-        // The PostgreSQL driver binds positional parameters: an array (or none).
-        const parameters: unknown[] = Array.isArray(args[1]) ? args[1] : [];
-        if (recorder.recording) recorder.statements.push({ sql: args[0], parameters });
-        logger.logQuery(...args);
-      },
+    tapQueryLog(dataSource, (sql, parameters) => {
+      // The PostgreSQL driver binds positional parameters: an array (or none).
+      if (recorder.recording)
+        recorder.statements.push({ sql, parameters: Array.isArray(parameters) ? parameters : [] });
     });
-    // `logger` is read-only in TypeORM's typings but a plain property at run time.
-    Object.assign(dataSource, { logger: recording });
     return recorder;
   }
 
