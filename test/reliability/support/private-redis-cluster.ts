@@ -11,6 +11,15 @@ const run = promisify(execFile);
 /** Milliseconds a master may be unreachable before its replica takes over. */
 const NODE_TIMEOUT_MS = 2_000;
 
+/** A node's redis-server exited before it answered PING; carries the tail of what it printed. */
+class ServerExitedError extends Error {
+  constructor(port: number, exitCode: number, output: string) {
+    super(
+      `redis-server on port ${port} exited with ${exitCode}: ${output.trim().split('\n').slice(-3).join(' | ')}`,
+    );
+  }
+}
+
 interface ClusterNode {
   port: number;
   busPort: number;
@@ -78,7 +87,11 @@ export class PrivateRedisCluster {
     const slot = Number(await this.cli(live.port, 'CLUSTER', 'KEYSLOT', key));
     for (const line of (await this.cli(live.port, 'CLUSTER', 'NODES')).split('\n')) {
       const [, address, flags, , , , , linkState, ...slots] = line.split(' ');
-      if (!flags.split(',').includes('master') || flags.includes('fail') || linkState !== 'connected')
+      if (
+        !flags.split(',').includes('master') ||
+        flags.includes('fail') ||
+        linkState !== 'connected'
+      )
         continue;
       const serves = slots.some((range) => {
         const [from, to = from] = range.split('-').map(Number);
@@ -160,28 +173,62 @@ export class PrivateRedisCluster {
     );
   }
 
+  /**
+   * Starts the node's server; before the cluster is created a node whose server exits (its port
+   * taken by a listener since the probe) moves to fresh ports, up to three times.
+   */
   private async spawn(node: ClusterNode): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.spawnOnce(node);
+      } catch (error) {
+        if (!(error instanceof ServerExitedError) || attempt === 3) throw error;
+        node.port = await freePort();
+        node.busPort = await freePort();
+      }
+    }
+  }
+
+  private async spawnOnce(node: ClusterNode): Promise<void> {
     mkdirSync(node.dir, { recursive: true });
     const child = spawn(
       'redis-server',
       [
-        '--port', String(node.port),
-        '--cluster-port', String(node.busPort),
-        '--bind', '127.0.0.1',
-        '--cluster-enabled', 'yes',
-        '--cluster-config-file', join(node.dir, 'nodes.conf'),
-        '--cluster-node-timeout', String(NODE_TIMEOUT_MS),
-        '--dir', node.dir,
-        '--save', '',
-        '--appendonly', 'no',
+        '--port',
+        String(node.port),
+        '--cluster-port',
+        String(node.busPort),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(node.dir, 'nodes.conf'),
+        '--cluster-node-timeout',
+        String(NODE_TIMEOUT_MS),
+        '--dir',
+        node.dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
       ],
-      { stdio: 'ignore' },
+      { stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    let output = '';
+    const keepTail = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-2_000));
+    child.stdout?.on('data', keepTail);
+    child.stderr?.on('data', keepTail);
     node.process = child;
-    await waitUntil(`redis-server on port ${node.port}`, async () => {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-      return (await this.cli(node.port, 'PING')) === 'PONG';
-    });
+    // waitUntil retries a probe that throws, so an exited server ends the wait by answering true.
+    await waitUntil(
+      `redis-server on port ${node.port}`,
+      async () => child.exitCode !== null || (await this.cli(node.port, 'PING')) === 'PONG',
+    );
+    if (child.exitCode !== null) {
+      node.process = null;
+      throw new ServerExitedError(node.port, child.exitCode, output);
+    }
   }
 
   private async killNode(node: ClusterNode): Promise<void> {
