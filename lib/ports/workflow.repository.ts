@@ -177,11 +177,16 @@ export abstract class WorkflowRepository {
   /** Locks and reads the workflow row. */
   abstract lockWorkflow(tx: RepositoryTransaction, id: string): Promise<WorkflowEntity | null>;
 
-  /** Locks the workflow row, then the execution row (read after the workflow lock is held). */
+  /**
+   * Locks the workflow row, then the execution row (read after the workflow lock is held).
+   * `heroReadAhead` names a hero this transaction will load next: an adapter may read it after the
+   * locks in the same round trip, and `loadHero` then answers from that read once.
+   */
   abstract lockForStep(
     tx: RepositoryTransaction,
     workflowId: string,
     executionId: string,
+    heroReadAhead?: HeroIdentity | null,
   ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null }>;
 
   abstract findWorkflow(id: string): Promise<WorkflowEntity | null>;

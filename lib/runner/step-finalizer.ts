@@ -96,10 +96,18 @@ export class StepFinalizer {
     chain: StepChain | null = null,
   ): Promise<FinalizeOutcome> {
     const none: FinalizeOutcome = { raise: null, report: null };
+    // A completed step with a step after it may chain: that step's prepare, in this transaction,
+    // loads the same hero, which the lock's round trip can carry.
+    const { heroType, heroId } = prepared.workflow;
+    const mayChain =
+      chain !== null &&
+      run.result.kind === 'completed' &&
+      prepared.definition.steps.nextAfter(prepared.execution.stepName) !== null;
     const { workflow, execution } = await this.repository.lockForStep(
       uow,
       prepared.workflow.id,
       prepared.execution.id,
+      mayChain && heroType && heroId ? { heroType, heroId } : null,
     );
     if (!workflow || !execution || execution.state !== 'in_progress') {
       prepared.logger.warn(
@@ -427,7 +435,8 @@ export class StepFinalizer {
     await this.repository.updateWorkflow(uow, workflow, { state: 'ready', currentStepName: null });
     // The attempt number (the step span's `geneva_drive.attempt`): a reattempt counts one up, a
     // resumable step's suspension continues the same attempt.
-    const previous = typeof execution.metadata?.attempt === 'number' ? execution.metadata.attempt : 1;
+    const previous =
+      typeof execution.metadata?.attempt === 'number' ? execution.metadata.attempt : 1;
     const attempt = execution.outcome === 'reattempted' ? previous + 1 : previous;
     const metadata = attempt > 1 ? { attempt } : undefined;
     if (step.kind === 'resumable') {

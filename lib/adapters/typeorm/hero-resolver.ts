@@ -4,6 +4,7 @@ import type { WorkflowDefinition } from '../../discovery/workflow-definition.int
 import { InvalidArgumentError } from '../../errors/invalid-argument.error';
 import { StepConfigurationError } from '../../errors/step-configuration.error';
 import { GenevaDriveDataSource } from './geneva-drive-data-source';
+import { HeroRowReader } from './hero-row-reader';
 import type { HeroIdentity } from '../../ports/workflow.repository';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -13,6 +14,9 @@ import type { UnitOfWork } from './unit-of-work';
  */
 @Injectable()
 export class HeroResolver {
+  /** Per hero type: its reader, or null when only `getOne()` loads it faithfully. */
+  private readonly readers = new Map<string, HeroRowReader | null>();
+
   constructor(private readonly database: GenevaDriveDataSource) {}
 
   identify(hero: object, definition?: WorkflowDefinition): HeroIdentity {
@@ -39,6 +43,8 @@ export class HeroResolver {
    * is gone. Unknown `hero_type` throws.
    */
   async load(uow: UnitOfWork, heroType: string, heroId: string): Promise<object | null> {
+    const readAhead = uow.takeHeroReadAhead(heroType, heroId);
+    if (readAhead) return readAhead.hero;
     const metadata = this.metadataNamed(heroType);
     const primary = metadata.primaryColumns[0];
     const manager = await uow.managerForOtherTables();
@@ -46,6 +52,22 @@ export class HeroResolver {
       .createQueryBuilder(metadata.target, 'hero')
       .where(`hero.${primary.propertyPath} = :heroId`, { heroId })
       .getOne();
+  }
+
+  /**
+   * The hero's own statement, to send beside the row locks, and how to build its entity; null
+   * when the type is unknown or its entity needs `getOne()` (see HeroRowReader).
+   */
+  readerFor(heroType: string): HeroRowReader | null {
+    let reader = this.readers.get(heroType);
+    if (reader === undefined) {
+      const dataSource = this.database.dataSource;
+      reader = dataSource.hasMetadata(heroType)
+        ? HeroRowReader.of(dataSource, dataSource.getMetadata(heroType))
+        : null;
+      this.readers.set(heroType, reader);
+    }
+    return reader?.available() ? reader : null;
   }
 
   private metadataNamed(heroType: string): EntityMetadata {

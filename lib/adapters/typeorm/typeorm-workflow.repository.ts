@@ -92,8 +92,21 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     return this.rows.lockWorkflow(uow(tx), id);
   }
 
-  lockForStep(tx: RepositoryTransaction, workflowId: string, executionId: string) {
-    return this.rows.lockRows(uow(tx), workflowId, executionId);
+  lockForStep(
+    tx: RepositoryTransaction,
+    workflowId: string,
+    executionId: string,
+    heroReadAhead: HeroIdentity | null = null,
+  ) {
+    const unit = uow(tx);
+    const reader =
+      unit.batch && heroReadAhead ? this.heroes.readerFor(heroReadAhead.heroType) : null;
+    return this.rows.lockRows(
+      unit,
+      workflowId,
+      executionId,
+      reader && heroReadAhead ? { reader, ...heroReadAhead } : null,
+    );
   }
 
   findWorkflow(id: string): Promise<WorkflowEntity | null> {

@@ -14,6 +14,8 @@ export class UnitOfWork {
   /** Run by the transaction wrapper once the commit is done, before `deferredJobs` are enqueued. */
   readonly afterCommitWork: Array<() => void> = [];
   private readonly beforeCommitWork = new Map<string, BeforeCommit>();
+  /** A hero read beside the row locks, not yet asked for (see `takeHeroReadAhead`). */
+  private heroReadAhead: { heroType: string; heroId: string; hero: object | null } | null = null;
 
   constructor(
     private readonly entityManager: EntityManager,
@@ -68,6 +70,19 @@ export class UnitOfWork {
   /** Runs `work` once committed, before the jobs are enqueued. */
   afterCommit(work: () => void): void {
     this.afterCommitWork.push(work);
+  }
+
+  /** Keeps a hero read in the lock round trip for the `loadHero` that follows. */
+  keepHeroReadAhead(heroType: string, heroId: string, hero: object | null): void {
+    this.heroReadAhead = { heroType, heroId, hero };
+  }
+
+  /** The hero read ahead, if it is this one; handed out once, so a later load reads again. */
+  takeHeroReadAhead(heroType: string, heroId: string): { hero: object | null } | null {
+    const readAhead = this.heroReadAhead;
+    this.heroReadAhead = null;
+    if (!readAhead || readAhead.heroType !== heroType || readAhead.heroId !== heroId) return null;
+    return { hero: readAhead.hero };
   }
 
   /** Called by the transaction wrapper after the body succeeded. */

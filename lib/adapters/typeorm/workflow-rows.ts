@@ -4,13 +4,10 @@ import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
 import { ACTIVE_EXECUTION_STATES, ONGOING_WORKFLOW_STATES } from '../../common/states';
-import type {
-  HeroIdentity,
-  NewBulkWorkflow,
-  NewWorkflow,
-} from '../../ports/workflow.repository';
+import type { HeroIdentity, NewBulkWorkflow, NewWorkflow } from '../../ports/workflow.repository';
 import { ExecutionColumns } from './execution-columns';
 import { GenevaDriveDataSource } from './geneva-drive-data-source';
+import type { HeroReadAhead } from './hero-row-reader';
 import type { UnitOfWork } from './unit-of-work';
 import { newExecutionRow, newWorkflowRow } from '../../entities/new-rows';
 import type { PartialRow } from './partial-row';
@@ -44,7 +41,9 @@ function setProperties(rows: readonly object[], properties: readonly string[]): 
 }
 
 function workflowProperties(manager: EntityManager): string[] {
-  return manager.connection.getMetadata(WorkflowEntity).columns.map((column) => column.propertyName);
+  return manager.connection
+    .getMetadata(WorkflowEntity)
+    .columns.map((column) => column.propertyName);
 }
 
 function compareHeroes(a: WorkflowEntity, b: WorkflowEntity): number {
@@ -99,22 +98,28 @@ export class WorkflowRows {
   /**
    * `lockWorkflow` then `lockExecution`. On PostgreSQL's batched hot path both travel in one round
    * trip with the transaction's opening and its held-back writes; the execution is still read
-   * after the workflow lock is held (statements run in order).
+   * after the workflow lock is held (statements run in order). With `hero`, the hero's read
+   * follows the locks in that round trip, kept on the unit of work for its `loadHero`.
    */
   async lockRows(
     uow: UnitOfWork,
     workflowId: string,
     executionId: string,
+    hero: HeroReadAhead | null = null,
   ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null }> {
     if (!uow.batch) {
       const workflow = await this.lockWorkflow(uow, workflowId);
       return { workflow, execution: await this.lockExecution(uow, executionId) };
     }
     const { workflows, executions } = uow.batch.tables;
-    const [workflowRead, executionRead] = await uow.batch.readTogether([
+    const [workflowRead, executionRead, heroRead] = await uow.batch.readTogether([
       workflows.selectById(workflowId, true),
       executions.selectById(executionId, true),
+      ...(hero ? [hero.reader.statement(hero.heroId)] : []),
     ]);
+    if (hero && heroRead) {
+      uow.keepHeroReadAhead(hero.heroType, hero.heroId, hero.reader.hydrate(heroRead.rows));
+    }
     const workflowRow = workflowRead.rows[0];
     const executionRow = executionRead.rows[0];
     return {
@@ -255,7 +260,11 @@ export class WorkflowRows {
           const refused = new Set(ongoing.map(heroKey));
           remaining = remaining.filter((position) => {
             const row = workflows[position];
-            if (row.allowMultiple || row.heroId === null || !refused.has(heroKey(row as HeroIdentity)))
+            if (
+              row.allowMultiple ||
+              row.heroId === null ||
+              !refused.has(heroKey(row as HeroIdentity))
+            )
               return true;
             results[position] = null;
             return false;
@@ -316,7 +325,9 @@ export class WorkflowRows {
           .select(['workflow.id', 'workflow.heroType', 'workflow.heroId'])
           .where('workflow.type = :type', { type })
           .andWhere('workflow.heroType = :heroType', { heroType })
-          .andWhere('workflow.heroId IN (:...ids)', { ids: ids.slice(start, start + HERO_IDS_PER_READ) })
+          .andWhere('workflow.heroId IN (:...ids)', {
+            ids: ids.slice(start, start + HERO_IDS_PER_READ),
+          })
           .andWhere('workflow.state IN (:...states)', { states: ONGOING_WORKFLOW_STATES })
           .andWhere('workflow.allowMultiple = :allowMultiple', { allowMultiple: false });
         if (uow.lockingReads) query.setLock('pessimistic_write');
@@ -359,11 +370,7 @@ export class WorkflowRows {
       else
         await (
           await uow.manager()
-        ).update(
-          WorkflowEntity,
-          { id: workflow.id },
-          pending as PartialRow<WorkflowEntity>,
-        );
+        ).update(WorkflowEntity, { id: workflow.id }, pending as PartialRow<WorkflowEntity>);
     });
   }
 

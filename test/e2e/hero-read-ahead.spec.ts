@@ -1,0 +1,288 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import {
+  AfterLoad,
+  Column,
+  CreateDateColumn,
+  DeleteDateColumn,
+  Entity,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  UpdateDateColumn,
+  VersionColumn,
+  DataSource,
+  type EntitySubscriberInterface,
+  type Logger,
+  type ValueTransformer,
+} from 'typeorm';
+import { Step, Workflow, type StepContext } from '../../lib';
+import { HeroResolver } from '../../lib/adapters/typeorm/hero-resolver';
+import { splitStatements } from './support/sql-text';
+import { describeIf } from './support/describe-if';
+import { EngineHarness } from './support/engine-harness';
+import { testDatabase } from './support/database';
+import { testTransport } from './support/transport';
+
+enum Tier {
+  Bronze = 'bronze',
+  Gold = 'gold',
+}
+
+/** Stored lower case, read back upper case: a transformer `getOne()` applies on the way out. */
+const upperCase: ValueTransformer = {
+  to: (value: string | null | undefined) => value?.toLowerCase() ?? value,
+  from: (value: string | null) => (value === null ? null : value.toUpperCase()),
+};
+
+/** A hero with every kind of column TypeORM hydrates on PostgreSQL. */
+@Entity('read_ahead_heroes')
+class RichHero {
+  @PrimaryGeneratedColumn('uuid') id!: string;
+  @Column({ type: 'varchar' }) name!: string;
+  @Column({ type: 'int', nullable: true }) count!: number | null;
+  @Column({ type: 'bigint', nullable: true }) big!: string | null;
+  @Column({ type: 'numeric', precision: 12, scale: 3, nullable: true }) amount!: string | null;
+  @Column({ type: 'double precision', nullable: true }) ratio!: number | null;
+  @Column({ type: 'boolean', default: false }) flag!: boolean;
+  @Column({ type: 'timestamptz', nullable: true }) at!: Date | null;
+  @Column({ type: 'timestamp', nullable: true }) localAt!: Date | null;
+  @Column({ type: 'date', nullable: true }) day!: string | null;
+  @Column({ type: 'time', nullable: true }) clock!: string | null;
+  @Column({ type: 'jsonb', nullable: true }) doc!: unknown;
+  @Column({ type: 'json', nullable: true }) plainDoc!: unknown;
+  @Column({ type: 'simple-json', nullable: true }) simpleDoc!: unknown;
+  @Column({ type: 'simple-array', nullable: true }) tags!: string[] | null;
+  @Column({ type: 'int', array: true, nullable: true }) scores!: number[] | null;
+  @Column({ type: 'enum', enum: Tier, default: Tier.Bronze }) tier!: Tier;
+  @Column({ type: 'bytea', nullable: true }) blob!: Buffer | null;
+  @Column({ type: 'varchar', nullable: true, transformer: upperCase }) code!: string | null;
+  @Column({ type: 'varchar', nullable: true, select: false }) secret!: string | null;
+  @Column({
+    type: 'varchar',
+    nullable: true,
+    name: 'a_column_whose_database_name_is_longer_than_what_postgres_allows_an_alias',
+  })
+  longNamed!: string | null;
+  @CreateDateColumn() createdAt!: Date;
+  @UpdateDateColumn() updatedAt!: Date;
+  @VersionColumn() version!: number;
+  @DeleteDateColumn() deletedAt!: Date | null;
+  /** Set by the constructor, which `getOne()` runs or not as `entitySkipConstructor` says. */
+  built = 'by the constructor';
+}
+
+/** Has a relation: only `getOne()` loads it. */
+@Entity('read_ahead_related_heroes')
+class RelatedHero {
+  @PrimaryGeneratedColumn() id!: number;
+  @ManyToOne(() => RichHero, { nullable: true }) owner!: RichHero | null;
+}
+
+/** Has an `@AfterLoad` listener: only `getOne()` runs it. */
+@Entity('read_ahead_listening_heroes')
+class ListeningHero {
+  @PrimaryGeneratedColumn() id!: number;
+  @Column({ type: 'varchar' }) name!: string;
+  loadedBy?: string;
+  @AfterLoad() markLoaded() {
+    this.loadedBy = 'afterLoad';
+  }
+}
+
+/** What each step saw as its hero; the data source the steps write through. */
+@Injectable()
+class HeroSightings {
+  readonly seen = new Map<string, object>();
+  constructor(@InjectDataSource() readonly dataSource: DataSource) {}
+}
+
+/** `touch` changes the hero, `look` (chained in the same job) must see the change. */
+@Workflow({ hero: () => RichHero })
+class ReadAheadWorkflow {
+  constructor(private readonly sightings: HeroSightings) {}
+
+  @Step() async touch(ctx: StepContext<RichHero>) {
+    this.sightings.seen.set('touch', ctx.hero);
+    await this.sightings.dataSource
+      .getRepository(RichHero)
+      .update(ctx.hero.id, { name: 'after', count: 2 });
+  }
+
+  @Step() look(ctx: StepContext<RichHero>) {
+    this.sightings.seen.set('look', ctx.hero);
+  }
+}
+
+@Workflow({ hero: () => ListeningHero })
+class ListeningWorkflow {
+  constructor(private readonly sightings: HeroSightings) {}
+
+  @Step() first(ctx: StepContext<ListeningHero>) {
+    this.sightings.seen.set('first', ctx.hero);
+  }
+
+  @Step() second(ctx: StepContext<ListeningHero>) {
+    this.sightings.seen.set('second', ctx.hero);
+  }
+}
+
+/** Every SQL message the DataSource's logger sees, split into statements. */
+function recordMessages(dataSource: DataSource): string[][] {
+  const messages: string[][] = [];
+  const logger = dataSource.logger;
+  const recording: Logger = Object.assign(Object.create(logger) as Logger, {
+    logQuery: (...args: Parameters<Logger['logQuery']>) => {
+      messages.push(splitStatements(args[0]));
+      logger.logQuery(...args);
+    },
+  });
+  // `logger` is read-only in TypeORM's typings but a plain property at run time.
+  Object.assign(dataSource, { logger: recording });
+  return messages;
+}
+
+const readsTable = (table: string) => (statement: string) =>
+  /^\s*SELECT\b/i.test(statement) && statement.includes(`"${table}"`);
+
+/**
+ * A chained step's hero is read in the round trip of its row locks (PostgreSQL), with a statement
+ * the library sends itself and an entity it builds through TypeORM's public metadata API: for the
+ * entities where that is all `getOne()` does, and exactly what `getOne()` builds.
+ */
+describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
+  'the hero read beside the row locks (PostgreSQL)',
+  () => {
+    let harness: EngineHarness;
+    let resolver: HeroResolver;
+    let sightings: HeroSightings;
+    let messages: string[][];
+
+    beforeAll(async () => {
+      harness = await EngineHarness.boot({
+        workflows: [ReadAheadWorkflow, ListeningWorkflow],
+        providers: [HeroSightings],
+        entities: [RichHero, RelatedHero, ListeningHero],
+      });
+      resolver = harness.get(HeroResolver);
+      sightings = harness.get(HeroSightings);
+      messages = recordMessages(harness.dataSource);
+    });
+    afterAll(() => harness?.close());
+
+    const heroes = () => harness.dataSource.getRepository(RichHero);
+    const getOne = (id: string) =>
+      harness.dataSource
+        .createQueryBuilder(RichHero, 'hero')
+        .where('hero.id = :heroId', { heroId: id })
+        .getOne();
+
+    async function readAhead(id: string): Promise<object | null> {
+      const reader = resolver.readerFor('RichHero');
+      if (!reader) throw new Error('RichHero has no reader');
+      const { text, values } = reader.statement(id);
+      return reader.hydrate(await harness.dataSource.query(text, [...values]));
+    }
+
+    it('builds the entity getOne() builds: same class, same properties in the same order, same values', async () => {
+      const full = await heroes().save(
+        heroes().create({
+          name: "O'Brien \\ ; $1",
+          count: 7,
+          big: '9007199254740993',
+          amount: '12.500',
+          ratio: 0.1,
+          flag: true,
+          at: new Date('2026-12-04T01:02:03.456Z'),
+          localAt: new Date('2026-12-04T01:02:03.000Z'),
+          day: '2026-12-04',
+          clock: '13:14:15',
+          doc: { nested: [1, 'two', null], deep: { ok: true } },
+          plainDoc: ['a', { b: 2 }],
+          simpleDoc: { simple: 'json' },
+          tags: ['red', 'green'],
+          scores: [3, 1, 2],
+          tier: Tier.Gold,
+          blob: Buffer.from([0, 1, 254, 255]),
+          code: 'MiXeD',
+          secret: 'not selected',
+          longNamed: 'read through a shortened alias by getOne()',
+        }),
+      );
+      const sparse = await heroes().save(heroes().create({ name: 'nulls everywhere' }));
+
+      for (const { id } of [full, sparse]) {
+        const expected = await getOne(id);
+        const actual = await readAhead(id);
+        expect(expected).toBeInstanceOf(RichHero);
+        expect(actual).toStrictEqual(expected);
+        expect(Object.keys(actual!)).toEqual(Object.keys(expected!));
+        expect(Object.getPrototypeOf(actual)).toBe(RichHero.prototype);
+      }
+      expect(await readAhead(full.id)).not.toHaveProperty('secret');
+    });
+
+    it('resolves null where getOne() does: no such row, or a soft-deleted one', async () => {
+      const gone = await heroes().save(heroes().create({ name: 'soft-deleted' }));
+      await heroes().softDelete(gone.id);
+      const nowhere = '00000000-0000-4000-8000-000000000000';
+      expect(await getOne(gone.id)).toBeNull();
+      expect(await readAhead(gone.id)).toBeNull();
+      expect(await getOne(nowhere)).toBeNull();
+      expect(await readAhead(nowhere)).toBeNull();
+    });
+
+    it('gives no reader for an entity getOne() does more for: a relation, an @AfterLoad listener, an afterLoad subscriber', () => {
+      expect(resolver.readerFor('RichHero')).not.toBeNull();
+      expect(resolver.readerFor('RelatedHero')).toBeNull();
+      expect(resolver.readerFor('ListeningHero')).toBeNull();
+
+      const subscriber: EntitySubscriberInterface = { afterLoad: () => undefined };
+      harness.dataSource.subscribers.push(subscriber);
+      try {
+        expect(resolver.readerFor('RichHero')).toBeNull();
+      } finally {
+        harness.dataSource.subscribers.splice(
+          harness.dataSource.subscribers.indexOf(subscriber),
+          1,
+        );
+      }
+      expect(resolver.readerFor('RichHero')).not.toBeNull();
+    });
+
+    it("a chained step reads its hero in its lock round trip, and sees the previous step's change", async () => {
+      const hero = await heroes().save(heroes().create({ name: 'before', count: 1 }));
+      const mark = messages.length;
+      const workflow = await harness.service.start(ReadAheadWorkflow, { hero });
+      await harness.waitForState(workflow.id, 'finished');
+      const sent = messages.slice(mark);
+
+      const seen = sightings.seen.get('look');
+      expect(seen).toBeInstanceOf(RichHero);
+      expect(seen).toMatchObject({ name: 'after', count: 2 });
+      expect(seen).toStrictEqual(await getOne(hero.id));
+
+      // The hero is read twice: alone by the job's first prepare (`touch`), then in the lock
+      // message of the finalize of `touch`, which prepares `look`. The finalize of `look`, the
+      // last step, reads no hero.
+      const heroReads = sent.filter((statements) =>
+        statements.some(readsTable('read_ahead_heroes')),
+      );
+      expect(heroReads.map((statements) => statements.length)).toEqual([1, 4]);
+      expect(heroReads[1].slice(1, 3)).toEqual([
+        expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/),
+        expect.stringMatching(/"geneva_drive_step_executions" .*FOR UPDATE$/),
+      ]);
+      expect(heroReads[1][0]).toBe('BEGIN');
+    });
+
+    it('an entity with an @AfterLoad listener is loaded by getOne() on a chained step too: its listener runs', async () => {
+      const hero = await harness.dataSource
+        .getRepository(ListeningHero)
+        .save({ name: 'listened to' });
+      const workflow = await harness.service.start(ListeningWorkflow, { hero });
+      await harness.waitForState(workflow.id, 'finished');
+      expect(sightings.seen.get('first')).toMatchObject({ loadedBy: 'afterLoad' });
+      expect(sightings.seen.get('second')).toMatchObject({ loadedBy: 'afterLoad' });
+    });
+  },
+);
