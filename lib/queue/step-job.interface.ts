@@ -16,6 +16,9 @@ export interface StepJob {
   stepExecutionId: string;
   /** Carried so the worker locks the workflow row without looking the execution up first. */
   workflowId: string;
+  /** The workflow's hero, when it has one: see `StepJobData.heroType`. */
+  heroType?: string;
+  heroId?: string;
   queue: string;
   /** BullMQ priority (1 = highest); undefined = unprioritized. */
   priority?: number;
@@ -28,4 +31,10 @@ export interface StepJobData {
   stepExecutionId: string;
   /** Absent on jobs enqueued before the field existed (the runner then looks the execution up). */
   workflowId?: string;
+  /**
+   * The workflow's hero (a hero never changes), so the worker can read it with the row locks. A
+   * hint only: the hero loaded is the one the locked workflow row names.
+   */
+  heroType?: string;
+  heroId?: string;
 }

@@ -20,6 +20,7 @@ import type { PreparedStep } from './prepared-step.interface';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import {
   WorkflowRepository,
+  type HeroIdentity,
   type RepositoryTransaction,
   type SchemaFeatures,
 } from '../ports/workflow.repository';
@@ -100,13 +101,22 @@ export class StepPreparer {
     return new TaggedLogger(this.options.logger ?? this.baseLogger, tags);
   }
 
-  /** Locks the workflow and execution rows, then `prepareLocked`; `missing` when either row is not there. */
+  /**
+   * Locks the workflow and execution rows, then `prepareLocked`; `missing` when either row is not
+   * there. `hero`, the job's hint of the workflow's hero, lets the locks' round trip read it.
+   */
   async prepare(
     uow: RepositoryTransaction,
     workflowId: string,
     executionId: string,
+    hero: HeroIdentity | null = null,
   ): Promise<Preparation | { kind: 'missing' }> {
-    const { workflow, execution } = await this.repository.lockForStep(uow, workflowId, executionId);
+    const { workflow, execution } = await this.repository.lockForStep(
+      uow,
+      workflowId,
+      executionId,
+      hero,
+    );
     if (!workflow || !execution || execution.workflowId !== workflow.id) return { kind: 'missing' };
     return this.prepareLocked(uow, workflow, execution);
   }

@@ -23,7 +23,7 @@ import { StepFinalizer, type ExceptionPhase, type FinalizeOutcome } from './step
 import { StepInvoker } from './step-invoker';
 import { PreconditionFailure, StepPreparer, type Preparation } from './step-preparer';
 import { WaitTimeoutExpirer } from './wait-timeout.expirer';
-import { WorkflowRepository } from '../ports/workflow.repository';
+import { WorkflowRepository, type HeroIdentity } from '../ports/workflow.repository';
 
 const LOOKUP_ATTEMPTS = 5;
 const LOOKUP_INTERVAL_MS = 100;
@@ -77,7 +77,7 @@ export class WorkflowRunner {
     return this.runExecution(
       data.stepExecutionId,
       { interruptible: true, maxIterations: null },
-      { workflowId: data.workflowId, chain },
+      { workflowId: data.workflowId, hero: heroHintOf(data), chain },
     );
   }
 
@@ -104,10 +104,16 @@ export class WorkflowRunner {
   async runExecution(
     stepExecutionId: string,
     runOptions: RunOptions,
-    job: { workflowId?: string; chain: StepChain | null } = { chain: null },
+    job: { workflowId?: string; hero?: HeroIdentity | null; chain: StepChain | null } = {
+      chain: null,
+    },
   ): Promise<void> {
     await this.readiness.ready;
-    const preparation = await this.prepareWithLookup(stepExecutionId, job.workflowId);
+    const preparation = await this.prepareWithLookup(
+      stepExecutionId,
+      job.workflowId,
+      job.hero ?? null,
+    );
     if (preparation.kind === 'failed') return this.settle(preparation.outcome);
     if (preparation.kind === 'missing') return this.ignoreUnknown(stepExecutionId);
     if (preparation.kind === 'stop') {
@@ -167,6 +173,7 @@ export class WorkflowRunner {
   private async prepareWithLookup(
     stepExecutionId: string,
     jobWorkflowId: string | undefined,
+    hero: HeroIdentity | null,
   ): Promise<Preparation | { kind: 'missing' } | { kind: 'failed'; outcome: FinalizeOutcome }> {
     if (!isUuid(stepExecutionId)) return { kind: 'missing' };
     let workflowId = jobWorkflowId && isUuid(jobWorkflowId) ? jobWorkflowId : undefined;
@@ -180,7 +187,7 @@ export class WorkflowRunner {
         preparation = await retryTransientDatabaseErrors(
           () =>
             this.repository.transaction(
-              (uow) => this.preparer.prepare(uow, lockedWorkflowId, stepExecutionId),
+              (uow) => this.preparer.prepare(uow, lockedWorkflowId, stepExecutionId, hero),
               HOT_PATH,
             ),
           RETRY_DELAYS_MS,
@@ -244,4 +251,12 @@ export class WorkflowRunner {
       return this.finalizer.applyException(uow, rows, error, phase, ctx);
     }, HOT_PATH);
   }
+}
+
+/** The job's hint of its workflow's hero, when it carries a plausible one (job data is input). */
+function heroHintOf(data: StepJobData): HeroIdentity | null {
+  const { heroType, heroId } = data;
+  const plausible = (value: unknown): value is string =>
+    typeof value === 'string' && value !== '' && value.length <= 255;
+  return plausible(heroType) && plausible(heroId) ? { heroType, heroId } : null;
 }

@@ -62,7 +62,7 @@ export class WorkflowScheduler {
     if (chain?.claim(next, jobOptions, this.options.defaultQueue, execution.scheduledFor)) {
       return { execution, inProcess: true };
     }
-    await this.enqueue(uow, execution, jobOptions, execution.id);
+    await this.enqueue(uow, workflow, execution, jobOptions, execution.id);
     return { execution, inProcess: false };
   }
 
@@ -76,6 +76,7 @@ export class WorkflowScheduler {
   ): Promise<void> {
     await this.enqueue(
       uow,
+      workflow,
       execution,
       this.mergedJobOptions(definition, workflow, step),
       execution.id,
@@ -113,7 +114,7 @@ export class WorkflowScheduler {
       waitMs,
       extras,
     );
-    await this.enqueue(uow, execution, jobOptions, execution.id);
+    await this.enqueue(uow, workflow, execution, jobOptions, execution.id);
     return execution;
   }
 
@@ -142,7 +143,7 @@ export class WorkflowScheduler {
       })),
     );
     for (const [index, execution] of executions.entries()) {
-      await this.enqueue(uow, execution, jobOptions[index], execution.id);
+      await this.enqueue(uow, workflows[index], execution, jobOptions[index], execution.id);
     }
     return executions;
   }
@@ -210,7 +211,7 @@ export class WorkflowScheduler {
       : this.baseJobOptions(definition, workflow);
     const jobId = nextJobId(execution.id, execution.jobId);
     await this.repository.updateExecution(uow, execution, { ...changes, jobId });
-    await this.enqueue(uow, execution, jobOptions, jobId);
+    await this.enqueue(uow, workflow, execution, jobOptions, jobId);
   }
 
   /**
@@ -265,6 +266,7 @@ export class WorkflowScheduler {
 
   private async enqueue(
     uow: RepositoryTransaction,
+    workflow: WorkflowEntity,
     execution: StepExecutionEntity,
     jobOptions: StepJobOptions,
     jobId: string,
@@ -273,6 +275,9 @@ export class WorkflowScheduler {
       jobId,
       stepExecutionId: execution.id,
       workflowId: execution.workflowId,
+      ...(workflow.heroType && workflow.heroId
+        ? { heroType: workflow.heroType, heroId: workflow.heroId }
+        : {}),
       queue: jobOptions.queue ?? this.options.defaultQueue,
       priority: jobOptions.priority,
       delay: Math.max(0, Math.round(execution.scheduledFor.getTime() - Date.now())),

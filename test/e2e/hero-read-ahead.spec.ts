@@ -249,7 +249,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       expect(resolver.readerFor('RichHero')).not.toBeNull();
     });
 
-    it("a chained step reads its hero in its lock round trip, and sees the previous step's change", async () => {
+    it("a job's step and a chained step read the hero in their lock round trip, and see the previous step's change", async () => {
       const hero = await heroes().save(heroes().create({ name: 'before', count: 1 }));
       const mark = messages.length;
       const workflow = await harness.service.start(ReadAheadWorkflow, { hero });
@@ -261,18 +261,51 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       expect(seen).toMatchObject({ name: 'after', count: 2 });
       expect(seen).toStrictEqual(await getOne(hero.id));
 
-      // The hero is read twice: alone by the job's first prepare (`touch`), then in the lock
-      // message of the finalize of `touch`, which prepares `look`. The finalize of `look`, the
-      // last step, reads no hero.
+      // The hero is read twice, each time after the row locks in their message: by the job's
+      // prepare of `touch` (the job names the hero), then by the finalize of `touch`, which
+      // prepares `look` in process. The finalize of `look`, the last step, reads no hero.
       const heroReads = sent.filter((statements) =>
         statements.some(readsTable('read_ahead_heroes')),
       );
-      expect(heroReads.map((statements) => statements.length)).toEqual([1, 4]);
-      expect(heroReads[1].slice(1, 3)).toEqual([
-        expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/),
-        expect.stringMatching(/"geneva_drive_step_executions" .*FOR UPDATE$/),
-      ]);
-      expect(heroReads[1][0]).toBe('BEGIN');
+      expect(heroReads).toHaveLength(2);
+      for (const statements of heroReads) {
+        expect(statements).toEqual([
+          'BEGIN',
+          expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/),
+          expect.stringMatching(/"geneva_drive_step_executions" .*FOR UPDATE$/),
+          expect.stringMatching(/^SELECT .*"read_ahead_heroes"/),
+        ]);
+      }
+    });
+
+    it("a job naming another hero gets the workflow's own: the job's hero is only a hint", async () => {
+      const idle = await EngineHarness.boot({
+        workflows: [ReadAheadWorkflow, ListeningWorkflow],
+        providers: [HeroSightings],
+        entities: [RichHero, RelatedHero, ListeningHero],
+        options: { worker: false },
+      });
+      try {
+        const repository = idle.dataSource.getRepository(RichHero);
+        const own = await repository.save(repository.create({ name: 'own' }));
+        const decoy = await repository.save(repository.create({ name: 'decoy' }));
+        const workflow = await idle.service.start(ReadAheadWorkflow, { hero: own });
+        const execution = await idle.service.currentExecution(workflow.id);
+        await idle.runner.performJob(
+          {
+            stepExecutionId: execution!.id,
+            workflowId: workflow.id,
+            heroType: 'RichHero',
+            heroId: decoy.id,
+          },
+          { queue: 'geneva-drive', priority: undefined },
+        );
+        const seen = idle.get(HeroSightings).seen;
+        expect(seen.get('touch')).toMatchObject({ id: own.id, name: 'own' });
+        expect(seen.get('look')).toMatchObject({ id: own.id, name: 'after' });
+      } finally {
+        await idle.close();
+      }
     });
 
     it('an entity with an @AfterLoad listener is loaded by getOne() on a chained step too: its listener runs', async () => {

@@ -103,12 +103,9 @@ export class BullmqStepJobQueue
   async jobCounts(): Promise<QueueJobCounts[]> {
     return Promise.all(
       Object.keys(this.options.queues).map(async (name) => {
-        const counts = await this.queues.queue(name).getJobCounts(
-          'waiting',
-          'prioritized',
-          'delayed',
-          'active',
-        );
+        const counts = await this.queues
+          .queue(name)
+          .getJobCounts('waiting', 'prioritized', 'delayed', 'active');
         return {
           queue: name,
           waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
@@ -127,6 +124,7 @@ function bullmqJob(job: StepJob) {
     data: {
       stepExecutionId: job.stepExecutionId,
       workflowId: job.workflowId,
+      ...(job.heroType && job.heroId ? { heroType: job.heroType, heroId: job.heroId } : {}),
     } satisfies StepJobData,
     opts: {
       jobId: job.jobId,
