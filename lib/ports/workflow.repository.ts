@@ -153,6 +153,15 @@ export interface PageRequest {
  * Row-lock order is always the workflow row, then its executions and signals. Every write sets
  * `updated_at` from the application clock and updates the entity passed in.
  */
+/**
+ * Hints of what a step's transaction reads after its locks: the workflow's hero, the signal its
+ * execution is pinned to. Hints only: what is read is what the locked rows name.
+ */
+export interface StepReadAhead {
+  hero?: HeroIdentity | null;
+  signalId?: string | null;
+}
+
 export abstract class WorkflowRepository {
   /** Which optional migrations have run, as last checked. */
   abstract get features(): SchemaFeatures;
@@ -179,14 +188,14 @@ export abstract class WorkflowRepository {
 
   /**
    * Locks the workflow row, then the execution row (read after the workflow lock is held).
-   * `heroReadAhead` names a hero this transaction will load next: an adapter may read it after the
-   * locks in the same round trip, and `loadHero` then answers from that read once.
+   * `readAhead` names rows this transaction will read next: an adapter may read them after the
+   * locks in the same round trip, and `loadHero` / `findSignal` then answer from that read once.
    */
   abstract lockForStep(
     tx: RepositoryTransaction,
     workflowId: string,
     executionId: string,
-    heroReadAhead?: HeroIdentity | null,
+    readAhead?: StepReadAhead,
   ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null }>;
 
   abstract findWorkflow(id: string): Promise<WorkflowEntity | null>;

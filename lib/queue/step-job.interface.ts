@@ -19,6 +19,8 @@ export interface StepJob {
   /** The workflow's hero, when it has one: see `StepJobData.heroType`. */
   heroType?: string;
   heroId?: string;
+  /** The signal the execution is pinned to, when it has one: see `StepJobData.signalId`. */
+  signalId?: string;
   queue: string;
   /** BullMQ priority (1 = highest); undefined = unprioritized. */
   priority?: number;
@@ -37,4 +39,6 @@ export interface StepJobData {
    */
   heroType?: string;
   heroId?: string;
+  /** The signal a woken execution is pinned to, read with the row locks likewise (a hint too). */
+  signalId?: string;
 }

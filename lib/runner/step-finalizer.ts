@@ -107,7 +107,7 @@ export class StepFinalizer {
       uow,
       prepared.workflow.id,
       prepared.execution.id,
-      mayChain && heroType && heroId ? { heroType, heroId } : null,
+      { hero: mayChain && heroType && heroId ? { heroType, heroId } : null },
     );
     if (!workflow || !execution || execution.state !== 'in_progress') {
       prepared.logger.warn(

@@ -20,7 +20,7 @@ import type { PreparedStep } from './prepared-step.interface';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import {
   WorkflowRepository,
-  type HeroIdentity,
+  type StepReadAhead,
   type RepositoryTransaction,
   type SchemaFeatures,
 } from '../ports/workflow.repository';
@@ -103,19 +103,20 @@ export class StepPreparer {
 
   /**
    * Locks the workflow and execution rows, then `prepareLocked`; `missing` when either row is not
-   * there. `hero`, the job's hint of the workflow's hero, lets the locks' round trip read it.
+   * there. `readAhead`, the job's hints (its workflow's hero, its pinned signal), lets the
+   * locks' round trip read those too.
    */
   async prepare(
     uow: RepositoryTransaction,
     workflowId: string,
     executionId: string,
-    hero: HeroIdentity | null = null,
+    readAhead: StepReadAhead = {},
   ): Promise<Preparation | { kind: 'missing' }> {
     const { workflow, execution } = await this.repository.lockForStep(
       uow,
       workflowId,
       executionId,
-      hero,
+      readAhead,
     );
     if (!workflow || !execution || execution.workflowId !== workflow.id) return { kind: 'missing' };
     return this.prepareLocked(uow, workflow, execution);

@@ -23,7 +23,7 @@ import { StepFinalizer, type ExceptionPhase, type FinalizeOutcome } from './step
 import { StepInvoker } from './step-invoker';
 import { PreconditionFailure, StepPreparer, type Preparation } from './step-preparer';
 import { WaitTimeoutExpirer } from './wait-timeout.expirer';
-import { WorkflowRepository, type HeroIdentity } from '../ports/workflow.repository';
+import { WorkflowRepository, type StepReadAhead } from '../ports/workflow.repository';
 
 const LOOKUP_ATTEMPTS = 5;
 const LOOKUP_INTERVAL_MS = 100;
@@ -77,7 +77,7 @@ export class WorkflowRunner {
     return this.runExecution(
       data.stepExecutionId,
       { interruptible: true, maxIterations: null },
-      { workflowId: data.workflowId, hero: heroHintOf(data), chain },
+      { workflowId: data.workflowId, readAhead: readAheadOf(data), chain },
     );
   }
 
@@ -104,7 +104,7 @@ export class WorkflowRunner {
   async runExecution(
     stepExecutionId: string,
     runOptions: RunOptions,
-    job: { workflowId?: string; hero?: HeroIdentity | null; chain: StepChain | null } = {
+    job: { workflowId?: string; readAhead?: StepReadAhead; chain: StepChain | null } = {
       chain: null,
     },
   ): Promise<void> {
@@ -112,7 +112,7 @@ export class WorkflowRunner {
     const preparation = await this.prepareWithLookup(
       stepExecutionId,
       job.workflowId,
-      job.hero ?? null,
+      job.readAhead ?? {},
     );
     if (preparation.kind === 'failed') return this.settle(preparation.outcome);
     if (preparation.kind === 'missing') return this.ignoreUnknown(stepExecutionId);
@@ -173,7 +173,7 @@ export class WorkflowRunner {
   private async prepareWithLookup(
     stepExecutionId: string,
     jobWorkflowId: string | undefined,
-    hero: HeroIdentity | null,
+    readAhead: StepReadAhead,
   ): Promise<Preparation | { kind: 'missing' } | { kind: 'failed'; outcome: FinalizeOutcome }> {
     if (!isUuid(stepExecutionId)) return { kind: 'missing' };
     let workflowId = jobWorkflowId && isUuid(jobWorkflowId) ? jobWorkflowId : undefined;
@@ -187,7 +187,7 @@ export class WorkflowRunner {
         preparation = await retryTransientDatabaseErrors(
           () =>
             this.repository.transaction(
-              (uow) => this.preparer.prepare(uow, lockedWorkflowId, stepExecutionId, hero),
+              (uow) => this.preparer.prepare(uow, lockedWorkflowId, stepExecutionId, readAhead),
               HOT_PATH,
             ),
           RETRY_DELAYS_MS,
@@ -253,10 +253,13 @@ export class WorkflowRunner {
   }
 }
 
-/** The job's hint of its workflow's hero, when it carries a plausible one (job data is input). */
-function heroHintOf(data: StepJobData): HeroIdentity | null {
-  const { heroType, heroId } = data;
+/** The job's hints of what its prepare reads, those that are plausible (job data is input). */
+function readAheadOf(data: StepJobData): StepReadAhead {
+  const { heroType, heroId, signalId } = data;
   const plausible = (value: unknown): value is string =>
     typeof value === 'string' && value !== '' && value.length <= 255;
-  return plausible(heroType) && plausible(heroId) ? { heroType, heroId } : null;
+  return {
+    hero: plausible(heroType) && plausible(heroId) ? { heroType, heroId } : null,
+    signalId: typeof signalId === 'string' && isUuid(signalId) ? signalId : null,
+  };
 }

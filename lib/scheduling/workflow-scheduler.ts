@@ -278,6 +278,7 @@ export class WorkflowScheduler {
       ...(workflow.heroType && workflow.heroId
         ? { heroType: workflow.heroType, heroId: workflow.heroId }
         : {}),
+      ...(execution.signalId ? { signalId: execution.signalId } : {}),
       queue: jobOptions.queue ?? this.options.defaultQueue,
       priority: jobOptions.priority,
       delay: Math.max(0, Math.round(execution.scheduledFor.getTime() - Date.now())),

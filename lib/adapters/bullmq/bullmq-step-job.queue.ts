@@ -125,6 +125,7 @@ function bullmqJob(job: StepJob) {
       stepExecutionId: job.stepExecutionId,
       workflowId: job.workflowId,
       ...(job.heroType && job.heroId ? { heroType: job.heroType, heroId: job.heroId } : {}),
+      ...(job.signalId ? { signalId: job.signalId } : {}),
     } satisfies StepJobData,
     opts: {
       jobId: job.jobId,

@@ -146,8 +146,8 @@ export class LocalStepJobQueue
 
   private async run(job: StepJob): Promise<void> {
     const runner = this.moduleRef.get(WorkflowRunner, { strict: false });
-    const { stepExecutionId, workflowId, heroType, heroId } = job;
-    const data: StepJobData = { stepExecutionId, workflowId, heroType, heroId };
+    const { stepExecutionId, workflowId, heroType, heroId, signalId } = job;
+    const data: StepJobData = { stepExecutionId, workflowId, heroType, heroId, signalId };
     try {
       if (job.kind === 'expireWait') await runner.expireWait(data);
       else await runner.performJob(data, { queue: job.queue, priority: job.priority });

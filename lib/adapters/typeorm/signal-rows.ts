@@ -67,6 +67,8 @@ export class SignalRows {
   }
 
   async findById(uow: UnitOfWork, id: string): Promise<SignalEntity | null> {
+    const readAhead = uow.takeSignalReadAhead(id);
+    if (readAhead) return readAhead.signal;
     return lockingRead(
       uow,
       (await uow.manager())
@@ -127,6 +129,7 @@ export class SignalRows {
     uow: UnitOfWork,
     fields: Pick<SignalEntity, 'workflowId' | 'name' | 'idempotencyKey' | 'payload'>,
   ): Promise<SignalEntity> {
+    uow.signalsWritten();
     const now = new Date();
     const signal = newSignalRow(uuidv7(), fields, now);
     const { duplicateDelivery: _notAColumn, ...row } = signal;
@@ -174,6 +177,7 @@ export class SignalRows {
     signal: SignalEntity,
     changes: Partial<SignalEntity>,
   ): Promise<void> {
+    uow.signalsWritten();
     const updatedAt = new Date();
     if (uow.batch) {
       // Held back: a later read through the manager flushes it first; a claim of the signal this

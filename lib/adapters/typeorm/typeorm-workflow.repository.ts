@@ -27,6 +27,7 @@ import {
   type SchemaFeatures,
   type SignalChanges,
   type SignalDeliveryRows,
+  type StepReadAhead,
   type TransactionOptions,
   type WorkflowChanges,
 } from '../../ports/workflow.repository';
@@ -96,17 +97,16 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     tx: RepositoryTransaction,
     workflowId: string,
     executionId: string,
-    heroReadAhead: HeroIdentity | null = null,
+    readAhead: StepReadAhead = {},
   ) {
     const unit = uow(tx);
-    const reader =
-      unit.batch && heroReadAhead ? this.heroes.readerFor(heroReadAhead.heroType) : null;
-    return this.rows.lockRows(
-      unit,
-      workflowId,
-      executionId,
-      reader && heroReadAhead ? { reader, ...heroReadAhead } : null,
-    );
+    if (!unit.batch) return this.rows.lockRows(unit, workflowId, executionId);
+    const { hero, signalId } = readAhead;
+    const reader = hero ? this.heroes.readerFor(hero.heroType) : null;
+    return this.rows.lockRows(unit, workflowId, executionId, {
+      hero: reader && hero ? { reader, ...hero } : null,
+      signalId: signalId ?? null,
+    });
   }
 
   findWorkflow(id: string): Promise<WorkflowEntity | null> {

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import type { SignalEntity } from '../../entities/signal.entity';
 import type { StepJob } from '../../queue/step-job.interface';
 import type { PostgresQueryBatch } from '../postgres/postgres-query-batch';
 
@@ -16,6 +17,8 @@ export class UnitOfWork {
   private readonly beforeCommitWork = new Map<string, BeforeCommit>();
   /** A hero read beside the row locks, not yet asked for (see `takeHeroReadAhead`). */
   private heroReadAhead: { heroType: string; heroId: string; hero: object | null } | null = null;
+  /** A signal read beside the row locks; dropped by any write to the signals table. */
+  private signalReadAhead: { id: string; signal: SignalEntity | null } | null = null;
 
   constructor(
     private readonly entityManager: EntityManager,
@@ -83,6 +86,22 @@ export class UnitOfWork {
     this.heroReadAhead = null;
     if (!readAhead || readAhead.heroType !== heroType || readAhead.heroId !== heroId) return null;
     return { hero: readAhead.hero };
+  }
+
+  keepSignalReadAhead(id: string, signal: SignalEntity | null): void {
+    this.signalReadAhead = { id, signal };
+  }
+
+  /** The signal read ahead, if it is this one and no signal was written since; handed out once. */
+  takeSignalReadAhead(id: string): { signal: SignalEntity | null } | null {
+    const readAhead = this.signalReadAhead;
+    this.signalReadAhead = null;
+    return readAhead?.id === id ? { signal: readAhead.signal } : null;
+  }
+
+  /** A write to the signals table: what was read ahead of it is no longer what a read would see. */
+  signalsWritten(): void {
+    this.signalReadAhead = null;
   }
 
   /** Called by the transaction wrapper after the body succeeded. */

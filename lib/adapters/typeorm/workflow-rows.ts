@@ -8,6 +8,12 @@ import type { HeroIdentity, NewBulkWorkflow, NewWorkflow } from '../../ports/wor
 import { ExecutionColumns } from './execution-columns';
 import { GenevaDriveDataSource } from './geneva-drive-data-source';
 import type { HeroReadAhead } from './hero-row-reader';
+
+/** What the batched lock reads after the locks (see `lockRows`). */
+export interface LockReadAhead {
+  hero: HeroReadAhead | null;
+  signalId: string | null;
+}
 import type { UnitOfWork } from './unit-of-work';
 import { newExecutionRow, newWorkflowRow } from '../../entities/new-rows';
 import type { PartialRow } from './partial-row';
@@ -98,27 +104,35 @@ export class WorkflowRows {
   /**
    * `lockWorkflow` then `lockExecution`. On PostgreSQL's batched hot path both travel in one round
    * trip with the transaction's opening and its held-back writes; the execution is still read
-   * after the workflow lock is held (statements run in order). With `hero`, the hero's read
-   * follows the locks in that round trip, kept on the unit of work for its `loadHero`.
+   * after the workflow lock is held (statements run in order). What `readAhead` names (the hero,
+   * a signal) is read after the locks in that round trip and kept on the unit of work for the
+   * `loadHero` / `findSignal` that follow.
    */
   async lockRows(
     uow: UnitOfWork,
     workflowId: string,
     executionId: string,
-    hero: HeroReadAhead | null = null,
+    readAhead: LockReadAhead = { hero: null, signalId: null },
   ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null }> {
     if (!uow.batch) {
       const workflow = await this.lockWorkflow(uow, workflowId);
       return { workflow, execution: await this.lockExecution(uow, executionId) };
     }
-    const { workflows, executions } = uow.batch.tables;
-    const [workflowRead, executionRead, heroRead] = await uow.batch.readTogether([
+    const { workflows, executions, signals } = uow.batch.tables;
+    const { hero, signalId } = readAhead;
+    const [workflowRead, executionRead, ...extraReads] = await uow.batch.readTogether([
       workflows.selectById(workflowId, true),
       executions.selectById(executionId, true),
       ...(hero ? [hero.reader.statement(hero.heroId)] : []),
+      ...(signalId ? [signals.selectById(signalId, false)] : []),
     ]);
-    if (hero && heroRead) {
-      uow.keepHeroReadAhead(hero.heroType, hero.heroId, hero.reader.hydrate(heroRead.rows));
+    if (hero) {
+      const heroRows = extraReads.shift()?.rows ?? [];
+      uow.keepHeroReadAhead(hero.heroType, hero.heroId, hero.reader.hydrate(heroRows));
+    }
+    if (signalId) {
+      const signalRow = extraReads.shift()?.rows[0];
+      uow.keepSignalReadAhead(signalId, signalRow ? signals.hydrate(signalRow) : null);
     }
     const workflowRow = workflowRead.rows[0];
     const executionRow = executionRead.rows[0];

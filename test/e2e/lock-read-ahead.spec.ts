@@ -113,6 +113,18 @@ class ReadAheadWorkflow {
   }
 }
 
+/** Parks for 'go'; the woken step records the signal it received. */
+@Workflow({ hero: () => RichHero })
+class WaitingWorkflow {
+  constructor(private readonly sightings: HeroSightings) {}
+
+  @Step() ready() {}
+
+  @Step({ waitFor: 'go' }) woken(ctx: StepContext<RichHero>) {
+    this.sightings.seen.set('woken', { hero: ctx.hero, signal: ctx.receivedSignal });
+  }
+}
+
 @Workflow({ hero: () => ListeningHero })
 class ListeningWorkflow {
   constructor(private readonly sightings: HeroSightings) {}
@@ -145,12 +157,13 @@ const readsTable = (table: string) => (statement: string) =>
   /^\s*SELECT\b/i.test(statement) && statement.includes(`"${table}"`);
 
 /**
- * A chained step's hero is read in the round trip of its row locks (PostgreSQL), with a statement
+ * A step's hero (and a woken step's pinned signal) is read in the round trip of its row locks
+ * (PostgreSQL), the hero with a statement
  * the library sends itself and an entity it builds through TypeORM's public metadata API: for the
  * entities where that is all `getOne()` does, and exactly what `getOne()` builds.
  */
 describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
-  'the hero read beside the row locks (PostgreSQL)',
+  'the hero and the pinned signal read beside the row locks (PostgreSQL)',
   () => {
     let harness: EngineHarness;
     let resolver: HeroResolver;
@@ -159,7 +172,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
 
     beforeAll(async () => {
       harness = await EngineHarness.boot({
-        workflows: [ReadAheadWorkflow, ListeningWorkflow],
+        workflows: [ReadAheadWorkflow, ListeningWorkflow, WaitingWorkflow],
         providers: [HeroSightings],
         entities: [RichHero, RelatedHero, ListeningHero],
       });
@@ -306,6 +319,37 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       } finally {
         await idle.close();
       }
+    });
+
+    it('a woken step reads its hero and its pinned signal in its lock round trip', async () => {
+      const hero = await heroes().save(heroes().create({ name: 'waiting' }));
+      const workflow = await harness.service.start(WaitingWorkflow, { hero });
+      await harness.waitForWorkflow(
+        workflow.id,
+        async () => (await harness.service.currentExecution(workflow.id))?.state === 'waiting',
+      );
+      const mark = messages.length;
+      const signal = await harness.service.signal(workflow.id, 'go', { payload: { n: 1 } });
+      await harness.waitForState(workflow.id, 'finished');
+
+      const woken = sightings.seen.get('woken') as { hero: object; signal: object };
+      expect(woken.hero).toStrictEqual(await getOne(hero.id));
+      expect(woken.signal).toMatchObject({ id: signal.id, name: 'go', payload: { n: 1 } });
+      // The woken step's prepare: its locks, then the hero and the signal, in one message.
+      const prepare = messages
+        .slice(mark)
+        .find((statements) => statements.some(readsTable('read_ahead_heroes')));
+      expect(prepare).toEqual([
+        'BEGIN',
+        expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/),
+        expect.stringMatching(/"geneva_drive_step_executions" .*FOR UPDATE$/),
+        expect.stringMatching(/^SELECT .*"read_ahead_heroes"/),
+        expect.stringMatching(/^SELECT .*"geneva_drive_signals"/),
+      ]);
+      // Then the prepare's writes and its COMMIT: two round trips in all before the body.
+      const writes = messages[messages.indexOf(prepare!) + 1];
+      expect(writes.at(-1)).toBe('COMMIT');
+      expect(writes.some((statement) => /^\s*SELECT\b/i.test(statement))).toBe(false);
     });
 
     it('an entity with an @AfterLoad listener is loaded by getOne() on a chained step too: its listener runs', async () => {
