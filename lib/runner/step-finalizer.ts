@@ -107,7 +107,11 @@ export class StepFinalizer {
       uow,
       prepared.workflow.id,
       prepared.execution.id,
-      { hero: mayChain && heroType && heroId ? { heroType, heroId } : null },
+      {
+        hero: mayChain && heroType && heroId ? { heroType, heroId } : null,
+        // Settled below when the step resolves cleanly.
+        signalId: prepared.execution.signalId,
+      },
     );
     if (!workflow || !execution || execution.state !== 'in_progress') {
       prepared.logger.warn(

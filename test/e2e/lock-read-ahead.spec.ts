@@ -321,7 +321,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       }
     });
 
-    it('a woken step reads its hero and its pinned signal in its lock round trip', async () => {
+    it('a woken step reads its hero and its pinned signal with its locks, and settles the signal in three round trips', async () => {
       const hero = await heroes().save(heroes().create({ name: 'waiting' }));
       const workflow = await harness.service.start(WaitingWorkflow, { hero });
       await harness.waitForWorkflow(
@@ -350,6 +350,30 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       const writes = messages[messages.indexOf(prepare!) + 1];
       expect(writes.at(-1)).toBe('COMMIT');
       expect(writes.some((statement) => /^\s*SELECT\b/i.test(statement))).toBe(false);
+      // The finalize settles the signal in three round trips: the locks read the signal too;
+      // the execution's completion travels with the read of the signal's attached executions;
+      // the signal's counters and the workflow with the COMMIT.
+      const finalize = messages.slice(messages.indexOf(prepare!) + 2).slice(0, 3);
+      expect(finalize).toEqual([
+        [
+          'BEGIN',
+          expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/),
+          expect.stringMatching(/"geneva_drive_step_executions" .*FOR UPDATE$/),
+          expect.stringMatching(/^SELECT .*"geneva_drive_signals"/),
+        ],
+        [
+          expect.stringMatching(/^UPDATE .*"geneva_drive_step_executions"/),
+          expect.stringMatching(/^SELECT .*"geneva_drive_step_executions" WHERE "signal_id" = \$1/),
+        ],
+        [
+          expect.stringMatching(/^UPDATE .*"geneva_drive_signals"/),
+          expect.stringMatching(/^UPDATE .*"geneva_drive_workflows"/),
+          'COMMIT',
+        ],
+      ]);
+      expect(await harness.service.signals(workflow.id)).toEqual([
+        expect.objectContaining({ id: signal.id, state: 'consumed', claimed: 1, consumed: 1 }),
+      ]);
     });
 
     it('an entity with an @AfterLoad listener is loaded by getOne() on a chained step too: its listener runs', async () => {

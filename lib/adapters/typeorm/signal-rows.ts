@@ -108,6 +108,14 @@ export class SignalRows {
 
   /** Every execution ever attached to the signal. */
   async attachedExecutions(uow: UnitOfWork, signalId: string): Promise<StepExecutionEntity[]> {
+    if (uow.batch) {
+      // With the held-back writes in the same round trip, so the read sees them.
+      const { executions } = uow.batch.tables;
+      const [read] = await uow.batch.readTogether([
+        executions.selectWhere({ signalId }, ['createdAt', 'id'], false),
+      ]);
+      return read.rows.map((row) => executions.hydrate(row));
+    }
     return lockingRead(
       uow,
       this.columns
