@@ -3,16 +3,19 @@
  * of a workflow whose steps a worker chains in one job, one checkpoint of a
  * resumable step, and one `signal()` that wakes a parked step (plus the woken step's own run),
  * counted through the DataSource's logger: round trips, statements, and transaction control
- * (BEGIN, COMMIT, ROLLBACK, savepoints) separately. Each is measured in isolation: the app runs no worker and the
- * benchmark drives each execution itself through `WorkflowRunner.performStep()`. One JSON line
+ * (BEGIN, COMMIT, ROLLBACK, savepoints) separately. Each is measured in isolation: the app runs no
+ * worker and the benchmark runs each job itself as a worker would (`WorkflowRunner.performJob()`
+ * with the data of the job BullMQ holds). One JSON line
  * (medians over BENCH_RUNS runs, default 3; the counts are deterministic), with each measured
  * operation's statements in order under `details`.
  */
 import type { Type } from '@nestjs/common';
+import type { Job } from 'bullmq';
+import type { StepJobData } from '../lib/queue/step-job.interface';
 import { ResumableStep, Step, Workflow, type IterableStep, type StepContext } from '../lib';
 import { Order } from '../test/fixtures/order.entity';
 import type { EngineHarness } from '../test/e2e/support/engine-harness';
-import { chainWorkflow, parkedWorkflow } from './support/bench.workflows';
+import { parkedWorkflow } from './support/bench.workflows';
 import { createOrders } from './support/dataset';
 import { bootEngine } from './support/engine';
 import { envInteger, runCount } from './support/env';
@@ -23,7 +26,13 @@ import { SqlCounter, type SqlCount } from './support/sql-counter';
 /** Items the resumable step walks, one checkpoint each (BENCH_CHECKPOINTS, default 200). */
 const CHECKPOINTS = envInteger('BENCH_CHECKPOINTS', 200);
 
-const SqlChainWorkflow = chainWorkflow('SqlBenchChainWorkflow', 3, null);
+/** Three steps; the third waits an hour, so the second's job chains nothing. */
+@Workflow({ name: 'SqlBenchChainWorkflow', hero: () => Order })
+class SqlChainWorkflow {
+  @Step() first() {}
+  @Step() second() {}
+  @Step({ wait: '1 hour' }) third() {}
+}
 /** Steps of the workflow a worker runs in one job, chained in process (below maxChainedSteps). */
 const CHAINED_STEPS = 12;
 let chainWindow: SqlCount | null = null;
@@ -83,12 +92,31 @@ async function count(work: () => Promise<unknown>): Promise<SqlCount> {
   return counter.stop();
 }
 
-/** The middle step of a 3-step workflow: neither the first nor the last, the steady state. */
+/** The job BullMQ holds for the workflow's current execution (its current job id). */
+async function queuedJob(harness: EngineHarness, workflowId: string): Promise<Job<StepJobData>> {
+  const execution = await harness.service.currentExecution(workflowId);
+  const job = execution?.jobId ? await harness.queue().getJob(execution.jobId) : undefined;
+  if (!job) throw new Error(`Workflow ${workflowId} has no queued job for its current step.`);
+  return job as Job<StepJobData>;
+}
+
+/** Runs `job` as a worker runs it: with the job's own data (workflow id, hero, pinned signal). */
+function performJob(harness: EngineHarness, job: Job<StepJobData>): Promise<void> {
+  return harness.runner.performJob(job.data, {
+    queue: job.queueName,
+    priority: job.opts.priority || undefined,
+  });
+}
+
+/**
+ * The middle step of a 3-step workflow (neither the first nor the last, the steady state), run
+ * from its own job as a worker runs it; its successor waits, so nothing chains.
+ */
 async function regularStep(harness: EngineHarness): Promise<SqlCount> {
   const { id, executionId } = await start(harness, SqlChainWorkflow);
   await harness.runner.performStep(executionId);
-  const middle = await currentExecutionId(harness, id);
-  return count(() => harness.runner.performStep(middle));
+  const job = await queuedJob(harness, id);
+  return count(() => performJob(harness, job));
 }
 
 /** The workflow's first job, run as a worker runs it: its steps chained in process. */
@@ -120,8 +148,8 @@ async function signalDelivery(
   if (parked?.state !== 'waiting')
     throw new Error(`Workflow ${id} did not park (${parked?.state}).`);
   const signal = await count(() => harness.service.signal(id, 'go'));
-  const woken = await currentExecutionId(harness, id);
-  return { signal, wokenStep: await count(() => harness.runner.performStep(woken)) };
+  const job = await queuedJob(harness, id);
+  return { signal, wokenStep: await count(() => performJob(harness, job)) };
 }
 
 function figures(prefix: string, sql: SqlCount, per = 1): Metrics {
