@@ -10,8 +10,21 @@ import { InjectDashboardOptions } from './resolve-dashboard-options';
 export class DashboardAccess {
   constructor(@InjectDashboardOptions() private readonly options: ResolvedDashboardOptions) {}
 
-  get writable(): boolean {
-    return !this.options.readOnly;
+  /**
+   * Of `actions`, those `authorize` allows on `workflowIds` (none on a read-only dashboard): a page
+   * offers only these, so a user who may only view sees no action that would answer 403.
+   */
+  async permitted<A extends DashboardAction>(
+    request: unknown,
+    actions: readonly A[],
+    workflowIds: string[],
+  ): Promise<A[]> {
+    const authorize = this.options.authorize;
+    if (this.options.readOnly || !authorize) return [];
+    const answers = await Promise.all(
+      actions.map(async (action) => (await authorize({ request, action, workflowIds })) === true),
+    );
+    return actions.filter((_, index) => answers[index]);
   }
 
   /** Resolves when allowed; a ForbiddenException (403) says why not. */

@@ -305,6 +305,33 @@ describe(`dashboard (${testDatabaseLabel})`, () => {
     await agent.get('/geneva-drive/').set('x-deny', 'view').expect(403);
   });
 
+  it('offers only the actions authorize allows: a denied action has no link, the rest stay', async () => {
+    const { workflow } = await start(LaterWorkflow);
+    const agent = request.agent(http);
+    const links = (text: string, prefix: string) =>
+      [...text.matchAll(new RegExp(`href="${prefix}([a-zA-Z]+)`, 'g'))].map((match) => match[1]);
+
+    const page = await agent.get(`/geneva-drive/workflows/${workflow.id}`).set('x-deny', 'cancel');
+    expect(links(page.text, `/geneva-drive/workflows/${workflow.id}/`)).toEqual([
+      'pause',
+      'resume',
+      'resumeAt',
+      'skip',
+      'signal',
+    ]);
+    const list = await agent.get('/geneva-drive/').set('x-deny', 'pause');
+    expect(links(list.text, '/geneva-drive/bulk/')).toEqual(['resume', 'skip', 'cancel']);
+    asked.length = 0;
+    const allowed = await agent.get(`/geneva-drive/workflows/${workflow.id}`).expect(200);
+    expect(links(allowed.text, `/geneva-drive/workflows/${workflow.id}/`)).toHaveLength(6);
+    // The page asked about each action for this workflow.
+    expect(asked.filter((context) => context.action !== 'view')).toEqual(
+      ['pause', 'resume', 'resumeAt', 'skip', 'cancel', 'signal'].map((action) =>
+        expect.objectContaining({ action, workflowIds: [workflow.id] }),
+      ),
+    );
+  });
+
   it('read-only (or without authorize): no actions offered, writes refused', async () => {
     const { workflow } = await start(LaterWorkflow);
     for (const path of ['read-only', 'no-authorize']) {

@@ -11,7 +11,9 @@ import {
 } from '@nestjs/common';
 import { DashboardAccess } from '../dashboard-access';
 import {
+  BULK_ACTIONS,
   DashboardActions,
+  WORKFLOW_ACTIONS,
   isBulkAction,
   isWorkflowAction,
   type BulkAction,
@@ -86,7 +88,14 @@ export class DashboardPagesController {
       );
       return {
         status: problem === null ? 200 : 400,
-        page: listView(base, filter.fields, page, this.access.writable, problem),
+        // Bulk actions are asked about with no ids here; the write asks again with the matches.
+        page: listView(
+          base,
+          filter.fields,
+          page,
+          await this.access.permitted(request, BULK_ACTIONS, []),
+          problem,
+        ),
       };
     });
   }
@@ -109,7 +118,8 @@ export class DashboardPagesController {
       await this.access.check(request, 'view', [id]);
       const data = await this.reader.workflow(id);
       if (!data) throw new NotFoundException(`No workflow ${id}.`);
-      return { page: workflowView(base, data, this.access.writable) };
+      const actions = await this.access.permitted(request, WORKFLOW_ACTIONS, [id]);
+      return { page: workflowView(base, data, actions) };
     });
   }
 

@@ -1,6 +1,6 @@
 import { WORKFLOW_STATES } from '../../common/states';
 import type { WorkflowEntity } from '../../entities/workflow.entity';
-import { BULK_ACTIONS } from '../dashboard.actions';
+import type { BulkAction } from '../dashboard.actions';
 import type { WorkflowListPage } from '../dashboard-timeline.interface';
 import { html, type SafeHtml } from '../html';
 import { filterPairs, type WorkflowFilterFields } from '../workflow-filter';
@@ -39,7 +39,7 @@ export function listView(
   base: string,
   fields: WorkflowFilterFields,
   page: WorkflowListPage,
-  writable: boolean,
+  actions: readonly BulkAction[],
   problem: string | null,
 ): SafeHtml {
   const pairs = filterPairs(fields);
@@ -89,10 +89,10 @@ export function listView(
     </div>
     ${page.next !== null && html`<p><a rel="next" href="${base}/${queryString([...pairs, ['after', page.next]])}">Next page</a></p>`}
     ${
-      writable &&
+      actions.length > 0 &&
       html`<h2>Bulk actions on this filter</h2>
         <p class="actions">
-          ${BULK_ACTIONS.map((action) => html`<a href="${base}/bulk/${action}${queryString(pairs)}">${action} all matching…</a>`)}
+          ${actions.map((action) => html`<a href="${base}/bulk/${action}${queryString(pairs)}">${action} all matching…</a>`)}
         </p>`
     }`;
   return layout(base, 'Workflows', body);

@@ -1,6 +1,6 @@
 import type { SignalEntity } from '../../entities/signal.entity';
 import type { StepExecutionEntity } from '../../entities/step-execution.entity';
-import { WORKFLOW_ACTIONS } from '../dashboard.actions';
+import type { WorkflowAction } from '../dashboard.actions';
 import type { WorkflowTimeline } from '../dashboard-timeline.interface';
 import { html, type SafeHtml } from '../html';
 import { layout, stateBadge, when } from './layout.view';
@@ -90,7 +90,11 @@ function signalItem(signal: SignalEntity): SafeHtml {
 }
 
 /** One workflow: its row, the actions, the timeline of executions and signals. */
-export function workflowView(base: string, data: WorkflowTimeline, writable: boolean): SafeHtml {
+export function workflowView(
+  base: string,
+  data: WorkflowTimeline,
+  actions: readonly WorkflowAction[],
+): SafeHtml {
   const { workflow } = data;
   const body = html` <dl>
       <dt>Id</dt>
@@ -115,10 +119,10 @@ export function workflowView(base: string, data: WorkflowTimeline, writable: boo
       <pre>${json(workflow.metadata)}</pre>
     </details>
     ${
-      writable &&
+      actions.length > 0 &&
       html`<h2>Actions</h2>
         <p class="actions">
-          ${WORKFLOW_ACTIONS.map((action) => html`<a href="${base}/workflows/${workflow.id}/${action}">${action}…</a>`)}
+          ${actions.map((action) => html`<a href="${base}/workflows/${workflow.id}/${action}">${action}…</a>`)}
         </p>`
     }
     <h2>Timeline</h2>
