@@ -153,6 +153,13 @@ function recordMessages(dataSource: DataSource): string[][] {
   return messages;
 }
 
+/** A step transaction's first statements: its BEGIN, then the workflow's and the execution's locks. */
+const OPENING_AND_LOCKS = [
+  'BEGIN',
+  expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/),
+  expect.stringMatching(/"geneva_drive_step_executions" .*FOR UPDATE$/),
+];
+
 const readsTable = (table: string) => (statement: string) =>
   /^\s*SELECT\b/i.test(statement) && statement.includes(`"${table}"`);
 
@@ -283,9 +290,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       expect(heroReads).toHaveLength(2);
       for (const statements of heroReads) {
         expect(statements).toEqual([
-          'BEGIN',
-          expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/),
-          expect.stringMatching(/"geneva_drive_step_executions" .*FOR UPDATE$/),
+          ...OPENING_AND_LOCKS,
           expect.stringMatching(/^SELECT .*"read_ahead_heroes"/),
         ]);
       }
@@ -340,9 +345,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
         .slice(mark)
         .find((statements) => statements.some(readsTable('read_ahead_heroes')));
       expect(prepare).toEqual([
-        'BEGIN',
-        expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/),
-        expect.stringMatching(/"geneva_drive_step_executions" .*FOR UPDATE$/),
+        ...OPENING_AND_LOCKS,
         expect.stringMatching(/^SELECT .*"read_ahead_heroes"/),
         expect.stringMatching(/^SELECT .*"geneva_drive_signals"/),
       ]);
@@ -355,12 +358,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       // the signal's counters and the workflow with the COMMIT.
       const finalize = messages.slice(messages.indexOf(prepare!) + 2).slice(0, 3);
       expect(finalize).toEqual([
-        [
-          'BEGIN',
-          expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/),
-          expect.stringMatching(/"geneva_drive_step_executions" .*FOR UPDATE$/),
-          expect.stringMatching(/^SELECT .*"geneva_drive_signals"/),
-        ],
+        [...OPENING_AND_LOCKS, expect.stringMatching(/^SELECT .*"geneva_drive_signals"/)],
         [
           expect.stringMatching(/^UPDATE .*"geneva_drive_step_executions"/),
           expect.stringMatching(/^SELECT .*"geneva_drive_step_executions" WHERE "signal_id" = \$1/),
