@@ -109,7 +109,7 @@ export class StepFinalizer {
       prepared.execution.id,
       {
         hero: mayChain && heroType && heroId ? { heroType, heroId } : null,
-        // Settled below when the step resolves cleanly.
+        // The signal the execution is pinned to, which its settle (below) reads.
         signalId: prepared.execution.signalId,
       },
     );

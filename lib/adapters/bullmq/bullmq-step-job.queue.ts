@@ -2,7 +2,8 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { EXPIRE_WAIT_JOB_NAME, PERFORM_STEP_JOB_NAME } from '../../common/constants';
 import { InjectResolvedOptions } from '../../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
-import type { StepJob, StepJobData } from '../../queue/step-job.interface';
+import type { StepJob } from '../../queue/step-job.interface';
+import { stepJobData } from '../../queue/step-job-data';
 import type { StepJobInspector, StepJobPresence } from '../../queue/step-job-inspector';
 import type {
   QueueJobCounts,
@@ -121,12 +122,7 @@ export class BullmqStepJobQueue
 function bullmqJob(job: StepJob) {
   return {
     name: job.kind === 'expireWait' ? EXPIRE_WAIT_JOB_NAME : PERFORM_STEP_JOB_NAME,
-    data: {
-      stepExecutionId: job.stepExecutionId,
-      workflowId: job.workflowId,
-      ...(job.heroType && job.heroId ? { heroType: job.heroType, heroId: job.heroId } : {}),
-      ...(job.signalId ? { signalId: job.signalId } : {}),
-    } satisfies StepJobData,
+    data: stepJobData(job),
     opts: {
       jobId: job.jobId,
       delay: job.delay,

@@ -2,7 +2,8 @@ import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/comm
 import { ModuleRef } from '@nestjs/core';
 import { InjectResolvedOptions } from '../../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../../options/resolved-options.interface';
-import type { StepJob, StepJobData } from '../../queue/step-job.interface';
+import type { StepJob } from '../../queue/step-job.interface';
+import { stepJobData } from '../../queue/step-job-data';
 import type { StepJobInspector, StepJobPresence } from '../../queue/step-job-inspector';
 import type {
   QueueJobCounts,
@@ -146,8 +147,7 @@ export class LocalStepJobQueue
 
   private async run(job: StepJob): Promise<void> {
     const runner = this.moduleRef.get(WorkflowRunner, { strict: false });
-    const { stepExecutionId, workflowId, heroType, heroId, signalId } = job;
-    const data: StepJobData = { stepExecutionId, workflowId, heroType, heroId, signalId };
+    const data = stepJobData(job);
     try {
       if (job.kind === 'expireWait') await runner.expireWait(data);
       else await runner.performJob(data, { queue: job.queue, priority: job.priority });
