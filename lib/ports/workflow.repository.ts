@@ -76,6 +76,44 @@ export interface SignalDeliveryRows {
   waiting: StepExecutionEntity[];
 }
 
+/**
+ * A step that a delivery of one signal name may wake, as `(workflow type, step name)`. The matchers
+ * of `wakes` accept every signal of that name; those of `undecided` may or may not (a predicate, a
+ * custom matcher) and need their code run.
+ */
+export interface SignalStepRef {
+  workflowType: string;
+  stepName: string;
+}
+
+/** A delivery whose wake-ups can be decided from names alone (`deliverSignalAtOnce`). */
+export interface AtOnceSignalDelivery extends NewSignal {
+  wakes: readonly SignalStepRef[];
+  undecided: readonly SignalStepRef[];
+}
+
+/** What a delivery's jobs need of an execution it woke. */
+export type WokenExecution = Pick<
+  StepExecutionEntity,
+  'id' | 'workflowId' | 'stepName' | 'signalId' | 'scheduledFor' | 'createdAt'
+> & { jobId: string };
+
+/** What `deliverSignalAtOnce` did, committed. */
+export type AtOnceSignalOutcome =
+  | { kind: 'missing' }
+  /** Finished or canceled, and no signal held the idempotency key: nothing was written. */
+  | { kind: 'not-ongoing'; workflow: WorkflowEntity }
+  | { kind: 'duplicate'; signal: SignalEntity }
+  /** Inserted; `woken` are the executions it woke (now `scheduled`, job id set), oldest first. */
+  | {
+      kind: 'delivered';
+      workflow: WorkflowEntity;
+      signal: SignalEntity;
+      woken: WokenExecution[];
+    }
+  /** A parked step's matcher must run: nothing was written; deliver the ordinary way. */
+  | { kind: 'undecided' };
+
 /** How a hero is stored on a workflow row. */
 export interface HeroIdentity {
   heroType: string;
@@ -318,6 +356,20 @@ export abstract class WorkflowRepository {
         ? null
         : await this.findSignalByKey(tx, workflowId, name, idempotencyKey);
     return { workflow, duplicate, waiting: await this.waitingExecutions(tx, workflowId) };
+  }
+
+  /**
+   * The whole delivery in one go where the adapter can (PostgreSQL: one message and its COMMIT):
+   * lock, dedupe, refuse a finished or canceled workflow, insert, and wake the parked executions
+   * at `wakes` unless the workflow is paused, as `SignalSender` would decide, unless one is parked
+   * at `undecided`. Null where the adapter cannot (the caller then locks and decides itself);
+   * `tx` must not have run a statement yet, and nothing may be written with it afterwards.
+   */
+  deliverSignalAtOnce(
+    _tx: RepositoryTransaction,
+    _delivery: AtOnceSignalDelivery,
+  ): Promise<AtOnceSignalOutcome | null> {
+    return Promise.resolve(null);
   }
 
   /** The duplicate-signal lookup. */

@@ -9,7 +9,11 @@ import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { nextJobId, waitTimeoutJobId } from '../queue/job-id';
 import type { StepChain } from '../runner/step-chain';
-import { WorkflowRepository, type RepositoryTransaction } from '../ports/workflow.repository';
+import {
+  WorkflowRepository,
+  type RepositoryTransaction,
+  type WokenExecution,
+} from '../ports/workflow.repository';
 
 /** An execution `scheduleNextStep` created: enqueued, or handed to the worker's step chain. */
 export interface ScheduledStep {
@@ -205,13 +209,40 @@ export class WorkflowScheduler {
       Pick<StepExecutionEntity, 'metadata' | 'state' | 'signalId' | 'scheduledFor' | 'waitingSince'>
     > = {},
   ): Promise<void> {
-    const step = definition.steps.named(execution.stepName);
-    const jobOptions = step
-      ? this.mergedJobOptions(definition, workflow, step)
-      : this.baseJobOptions(definition, workflow);
     const jobId = nextJobId(execution.id, execution.jobId);
     await this.repository.updateExecution(uow, execution, { ...changes, jobId });
-    await this.enqueue(uow, workflow, execution, jobOptions, jobId);
+    await this.enqueue(
+      uow,
+      workflow,
+      execution,
+      this.executionJobOptions(definition, workflow, execution),
+      jobId,
+    );
+  }
+
+  /**
+   * Enqueues the job of an execution whose row a signal delivery has already woken: `scheduled`,
+   * with its next job id written (`deliverSignalAtOnce`).
+   */
+  async enqueueWoken(
+    uow: RepositoryTransaction,
+    workflow: WorkflowEntity,
+    definition: WorkflowDefinition,
+    execution: WokenExecution,
+  ): Promise<void> {
+    const jobOptions = this.executionJobOptions(definition, workflow, execution);
+    await this.enqueue(uow, workflow, execution, jobOptions, execution.jobId);
+  }
+
+  private executionJobOptions(
+    definition: WorkflowDefinition,
+    workflow: WorkflowEntity,
+    execution: Pick<StepExecutionEntity, 'stepName'>,
+  ): StepJobOptions {
+    const step = definition.steps.named(execution.stepName);
+    return step
+      ? this.mergedJobOptions(definition, workflow, step)
+      : this.baseJobOptions(definition, workflow);
   }
 
   /**
@@ -267,7 +298,7 @@ export class WorkflowScheduler {
   private async enqueue(
     uow: RepositoryTransaction,
     workflow: WorkflowEntity,
-    execution: StepExecutionEntity,
+    execution: Pick<StepExecutionEntity, 'id' | 'workflowId' | 'signalId' | 'scheduledFor'>,
     jobOptions: StepJobOptions,
     jobId: string,
   ): Promise<void> {

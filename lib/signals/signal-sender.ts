@@ -16,16 +16,33 @@ import type { SignalOptions } from '../interfaces/workflow-service.interface';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
 import type { ResolvedGenevaDriveOptions } from '../options/resolved-options.interface';
 import { SignalRendezvous } from './signal-rendezvous';
-import { WorkflowRepository } from '../ports/workflow.repository';
+import {
+  WorkflowRepository,
+  type AtOnceSignalOutcome,
+  type NewSignal,
+  type RepositoryTransaction,
+} from '../ports/workflow.repository';
+import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
+import type { WorkflowEntity } from '../entities/workflow.entity';
+import { signalWakeTargets } from './signal-wake-targets';
 
 const SIGNAL_OPTION_KEYS = ['payload', 'idempotencyKey', 'manager'];
+
+function notOngoing(workflow: WorkflowEntity, name: string): WorkflowNotOngoingError {
+  return new WorkflowNotOngoingError(
+    `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
+  );
+}
 
 /**
  * Delivers a signal: validation first (nothing written on bad input), then one transaction under
  * the workflow row lock that dedupes, buffers (paused workflow) or wakes parked executions. Jobs
- * of woken executions are enqueued after commit. On PostgreSQL the transaction is two round trips:
- * the lock with every read the delivery decides on, then its writes with the COMMIT (plus the
- * hero's read when a parked step's matcher has a predicate).
+ * of woken executions are enqueued after commit. Where the adapter can (PostgreSQL, no caller's
+ * transaction) the delivery decides itself in one round trip (`deliverSignalAtOnce`): the
+ * matchers that names alone decide are sorted out beforehand (`signalWakeTargets`). When the
+ * workflow has a step parked whose matcher must run, that attempt writes nothing and the delivery
+ * runs here under the lock: the lock with every read it decides on, then the writes with the
+ * COMMIT (plus the hero's read when a matcher may use it).
  */
 @Injectable()
 export class SignalSender {
@@ -33,6 +50,7 @@ export class SignalSender {
     private readonly registry: WorkflowRegistry,
     private readonly repository: WorkflowRepository,
     private readonly rendezvous: SignalRendezvous,
+    private readonly scheduler: WorkflowScheduler,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
@@ -40,57 +58,90 @@ export class SignalSender {
     const { payload, idempotencyKey } = this.validate(name, opts);
     await this.requireSignalsMigration();
     if (!isUuid(workflowId)) throw workflowNotFound(workflowId);
-    const run = () =>
-      this.repository.transaction(
-        async (uow) => {
-          const { workflow, duplicate, waiting } = await this.repository.lockForSignal(
-            uow,
-            workflowId,
-            name,
-            idempotencyKey,
-          );
-          if (!workflow) throw workflowNotFound(workflowId);
-          if (duplicate) {
-            duplicate.duplicateDelivery = true;
-            return duplicate;
-          }
-          if (workflow.state === 'finished' || workflow.state === 'canceled') {
-            throw new WorkflowNotOngoingError(
-              `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
-            );
-          }
-          const signal = await this.repository.insertSignal(uow, {
-            workflowId: workflow.id,
-            name,
-            idempotencyKey,
-            payload,
-          });
-          if (signal.duplicateDelivery || workflow.state === 'paused' || waiting.length === 0)
-            return signal;
-          const definition = this.registry.findByName(workflow.type);
-          if (!definition) return signal;
-          await this.rendezvous.wakeMatching(
-            uow,
-            workflow,
-            definition,
-            signal,
-            waiting,
-            async () => ({
-              workflow,
-              hero:
-                workflow.heroType && workflow.heroId
-                  ? await this.repository.loadHero(uow, workflow.heroType, workflow.heroId)
-                  : null,
-            }),
-          );
-          return signal;
-        },
-        // PostgreSQL: the reads travel in one round trip, the writes with the COMMIT.
-        { caller: opts.manager, hotPath: true },
-      );
+    const delivery = { workflowId, name, idempotencyKey, payload };
+    const inTransaction = <T>(work: (uow: RepositoryTransaction) => Promise<T>) =>
+      this.repository.transaction(work, { caller: opts.manager, hotPath: true });
+    const run = async () => {
+      const delivered = await inTransaction(async (uow) => {
+        const outcome = await this.repository.deliverSignalAtOnce(uow, {
+          ...delivery,
+          ...signalWakeTargets(this.registry.all(), name),
+        });
+        return outcome
+          ? this.settledAtOnce(uow, outcome, delivery)
+          : this.deliverUnderLock(uow, delivery);
+      });
+      // A parked step's matcher must run: the at-once attempt wrote nothing; decide under the lock.
+      return delivered ?? inTransaction((uow) => this.deliverUnderLock(uow, delivery));
+    };
     // Lost to a concurrent writer of the same rows (a wait timeout firing, on MariaDB a step of
     // another workflow beside it in an index): rolled back, so delivering again stores one signal.
     return opts.manager ? run() : retryLockConflicts(run, LOCK_CONFLICT_RETRY_DELAYS_MS);
+  }
+
+  /**
+   * What a delivery that decided itself (`deliverSignalAtOnce`, committed) comes to: its error, its
+   * signal, the jobs of what it woke. Null when a matcher must run after all.
+   */
+  private async settledAtOnce(
+    uow: RepositoryTransaction,
+    outcome: AtOnceSignalOutcome,
+    delivery: NewSignal,
+  ): Promise<SignalEntity | null> {
+    switch (outcome.kind) {
+      case 'missing':
+        throw workflowNotFound(delivery.workflowId);
+      case 'not-ongoing':
+        throw notOngoing(outcome.workflow, delivery.name);
+      case 'duplicate':
+        return outcome.signal;
+      case 'undecided':
+        return null;
+      case 'delivered': {
+        const definition = this.registry.findByName(outcome.workflow.type);
+        if (definition)
+          for (const execution of outcome.woken)
+            await this.scheduler.enqueueWoken(uow, outcome.workflow, definition, execution);
+        return outcome.signal;
+      }
+    }
+  }
+
+  /**
+   * The delivery decided here: the workflow locked with what the decision reads, then the signal
+   * inserted, and the parked executions whose matcher accepts it woken.
+   */
+  private async deliverUnderLock(
+    uow: RepositoryTransaction,
+    delivery: NewSignal,
+  ): Promise<SignalEntity> {
+    const { workflowId, name, idempotencyKey } = delivery;
+    const { workflow, duplicate, waiting } = await this.repository.lockForSignal(
+      uow,
+      workflowId,
+      name,
+      idempotencyKey,
+    );
+    if (!workflow) throw workflowNotFound(workflowId);
+    if (duplicate) {
+      duplicate.duplicateDelivery = true;
+      return duplicate;
+    }
+    if (workflow.state === 'finished' || workflow.state === 'canceled')
+      throw notOngoing(workflow, name);
+    const signal = await this.repository.insertSignal(uow, delivery);
+    if (signal.duplicateDelivery || workflow.state === 'paused' || waiting.length === 0)
+      return signal;
+    const definition = this.registry.findByName(workflow.type);
+    if (!definition) return signal;
+    await this.rendezvous.wakeMatching(uow, workflow, definition, signal, waiting, async () => ({
+      workflow,
+      hero:
+        workflow.heroType && workflow.heroId
+          ? await this.repository.loadHero(uow, workflow.heroType, workflow.heroId)
+          : null,
+    }));
+    return signal;
   }
 
   /** Signals need their table; the check is cached and repeated only while it fails. */

@@ -8,6 +8,8 @@ import {
   GenevaDriveModule,
   StepExecutionEntity,
   WorkflowEntity,
+  WorkflowNotFoundError,
+  WorkflowNotOngoingError,
   type GenevaDriveModuleOptions,
 } from '../../lib';
 import { GenevaDriveDataSource } from '../../lib/adapters/typeorm/geneva-drive-data-source';
@@ -31,6 +33,7 @@ import {
   type HeldStatement,
 } from './support/pg-statements';
 import { splitStatements } from './support/sql-text';
+import { nextJobId } from '../../lib/queue/job-id';
 import { testTransport } from './support/transport';
 
 /** A message the DataSource's logger saw: its SQL text, its bound values, the pg client it went on. */
@@ -114,7 +117,10 @@ function shapeOf(statement: string): string {
   if (control) return control[1];
   const verb =
     /^\s*(SELECT|INSERT|UPDATE|DELETE)\b/i.exec(statement)?.[1].toUpperCase() ?? statement;
-  const table = TABLES.find((name) => statement.includes(`"${name}"`));
+  // The statement's own table is named first; a guard's subqueries name others after it.
+  const table = TABLES.map((name) => ({ name, at: statement.indexOf(`"${name}"`) }))
+    .filter(({ at }) => at >= 0)
+    .sort((a, b) => a.at - b.at)[0]?.name;
   const lock = /\bFOR UPDATE\s*$/.test(statement) ? 'FOR UPDATE' : null;
   return [verb, table, lock].filter((part) => part).join(' ');
 }
@@ -784,7 +790,17 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
         throw new Error(`${type.name} did not park`);
       }
 
-      it('wakes a parked step in two messages: the lock with every read it decides on, then its writes with the COMMIT', async () => {
+      /** The one message of a delivery that decides itself (`deliverSignalAtOnce`). */
+      const AT_ONCE = (withDuplicateLookup: boolean) => [
+        'BEGIN',
+        'SELECT geneva_drive_workflows FOR UPDATE',
+        ...(withDuplicateLookup ? ['SELECT geneva_drive_signals'] : []),
+        'UPDATE geneva_drive_step_executions',
+        'INSERT geneva_drive_signals',
+        'COMMIT',
+      ];
+
+      it('wakes a parked step in one message: the lock, the duplicate lookup and the guarded writes with the COMMIT', async () => {
         const { workflow, execution } = await parked(PaymentWorkflow);
         const mark = bench.sent.mark();
         const signal = await bench.harness.service.signal(workflow.id, 'payment', {
@@ -792,50 +808,89 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
           payload: { note: AWKWARD },
         });
 
-        expect(bench.sent.shapes(mark)).toEqual([
-          [
-            'BEGIN',
-            'SELECT geneva_drive_workflows FOR UPDATE',
-            'SELECT geneva_drive_step_executions',
-            'SELECT geneva_drive_signals',
-          ],
-          ['INSERT geneva_drive_signals', 'UPDATE geneva_drive_step_executions', 'COMMIT'],
-        ]);
+        expect(bench.sent.shapes(mark)).toEqual([AT_ONCE(true)]);
         for (const message of bench.sent.since(mark)) expect(message.sql).not.toContain(AWKWARD);
-        expect(await bench.execution(execution.id)).toMatchObject({
+        const woken = await bench.execution(execution.id);
+        expect(woken).toMatchObject({
           state: 'scheduled',
           signalId: signal.id,
+          waitingSince: null,
+          jobId: nextJobId(execution.id, execution.jobId),
         });
+        expect(woken.scheduledFor.getTime()).toBeGreaterThan(execution.scheduledFor.getTime());
         const [stored] = await bench.harness.service.signals(workflow.id);
         expect(stored).toMatchObject({
           id: signal.id,
           state: 'claimed',
           claimed: 1,
+          consumed: 0,
           idempotencyKey: 'k-1',
           payload: { note: AWKWARD },
         });
+        // What signal() resolved is the row as stored.
+        expect({ ...signal }).toEqual({ ...stored });
 
         const again = bench.sent.mark();
         const duplicate = await bench.harness.service.signal(workflow.id, 'payment', {
           idempotencyKey: 'k-1',
+          payload: { note: 'second' },
         });
         expect(duplicate).toMatchObject({ id: signal.id, duplicateDelivery: true });
-        expect(bench.sent.shapes(again)).toEqual([
-          [
-            'BEGIN',
-            'SELECT geneva_drive_workflows FOR UPDATE',
-            'SELECT geneva_drive_step_executions',
-            'SELECT geneva_drive_signals',
-          ],
-          ['COMMIT'],
+        expect(duplicate.payload).toEqual({ note: AWKWARD });
+        expect(bench.sent.shapes(again)).toEqual([AT_ONCE(true)]);
+        expect(await bench.harness.service.signals(workflow.id)).toEqual([
+          expect.objectContaining({ id: signal.id, state: 'claimed', claimed: 1 }),
+        ]);
+        expect(await bench.execution(execution.id)).toEqual(woken);
+      });
+
+      it("the woken execution's next job id is nextJobId()'s, whatever job id the row held", async () => {
+        for (const suffix of [null, '', '_7', '_41', '_x', '_1_2', 'X3']) {
+          const { execution } = await parked(PaymentWorkflow);
+          const held = suffix === null ? null : `${execution.id}${suffix}`;
+          await bench.dataSource.manager.update(StepExecutionEntity, execution.id, { jobId: held });
+          await bench.harness.service.signal(execution.workflowId, 'payment');
+          expect((await bench.execution(execution.id)).jobId).toBe(nextJobId(execution.id, held));
+        }
+      });
+
+      it('buffers a signal to a paused workflow in one message, its parked step left waiting', async () => {
+        const { workflow, execution } = await parked(PaymentWorkflow);
+        await bench.harness.service.pause(workflow.id);
+        const mark = bench.sent.mark();
+        const signal = await bench.harness.service.signal(workflow.id, 'payment');
+        expect(bench.sent.shapes(mark)).toEqual([AT_ONCE(false)]);
+        expect(signal).toMatchObject({ state: 'pending', claimed: 0 });
+        expect(await bench.execution(execution.id)).toMatchObject({
+          state: 'waiting',
+          signalId: null,
+        });
+        expect(await bench.harness.service.signals(workflow.id)).toEqual([
+          expect.objectContaining({ id: signal.id, state: 'pending', claimed: 0 }),
         ]);
       });
 
-      it("reads the hero only when a parked step's matcher has a predicate that may use it", async () => {
+      it('refuses a finished or canceled workflow and an unknown id in one message that writes nothing', async () => {
+        const { workflow } = await parked(PaymentWorkflow);
+        await bench.harness.service.cancel(workflow.id);
+        const mark = bench.sent.mark();
+        await expect(bench.harness.service.signal(workflow.id, 'payment')).rejects.toThrow(
+          WorkflowNotOngoingError,
+        );
+        expect(bench.sent.shapes(mark)).toEqual([AT_ONCE(false)]);
+        expect(await bench.harness.service.signals(workflow.id)).toEqual([]);
+
+        await expect(bench.harness.service.signal(uuidv7(), 'payment')).rejects.toThrow(
+          WorkflowNotFoundError,
+        );
+      });
+
+      it('a workflow parked where a matcher must run: the at-once message writes nothing, then the delivery is decided under the lock', async () => {
         const { workflow, execution } = await parked(MatcherWorkflow, 'big');
         const small = bench.sent.mark();
         await bench.harness.service.signal(workflow.id, 'payment', { payload: { amount: 5 } });
         expect(bench.sent.shapes(small)).toEqual([
+          AT_ONCE(false),
           [
             'BEGIN',
             'SELECT geneva_drive_workflows FOR UPDATE',
@@ -845,9 +900,42 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
           ['INSERT geneva_drive_signals', 'COMMIT'],
         ]);
         expect(await bench.execution(execution.id)).toMatchObject({ state: 'waiting' });
+        expect(await bench.harness.service.signals(workflow.id)).toHaveLength(1);
 
         await bench.harness.service.signal(workflow.id, 'payment', { payload: { amount: 500 } });
         expect(await bench.execution(execution.id)).toMatchObject({ state: 'scheduled' });
+        expect(
+          (await bench.harness.service.signals(workflow.id)).map(({ state, claimed }) => ({
+            state,
+            claimed,
+          })),
+        ).toEqual([
+          { state: 'pending', claimed: 0 },
+          { state: 'claimed', claimed: 1 },
+        ]);
+      });
+
+      it("a signal no parked step's matcher has to run for goes at once, even beside such matchers elsewhere", async () => {
+        // MatcherWorkflow's predicate waits for 'payment' too; PaymentWorkflow's plain step does not need it.
+        const { workflow: matching } = await parked(MatcherWorkflow, 'big');
+        const { workflow, execution } = await parked(PaymentWorkflow);
+        const mark = bench.sent.mark();
+        await bench.harness.service.signal(workflow.id, 'payment');
+        expect(bench.sent.shapes(mark)).toEqual([AT_ONCE(false)]);
+        expect(await bench.execution(execution.id)).toMatchObject({ state: 'scheduled' });
+        expect(await bench.harness.service.signals(matching.id)).toEqual([]);
+      });
+
+      it("inside a caller's transaction the delivery is decided under the lock, through TypeORM", async () => {
+        const { workflow, execution } = await parked(PaymentWorkflow);
+        const signal = await bench.dataSource.transaction((manager) =>
+          bench.harness.service.signal(workflow.id, 'payment', { manager }),
+        );
+        expect(await bench.execution(execution.id)).toMatchObject({
+          state: 'scheduled',
+          signalId: signal.id,
+        });
+        expect(signal).toMatchObject({ state: 'claimed', claimed: 1 });
       });
     });
 

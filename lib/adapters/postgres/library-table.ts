@@ -8,6 +8,12 @@ import { quoteIdentifier, quoteTable } from '../sql-identifiers';
 /** What a criterion matches: one value, or any of a list (`IN`). */
 export type Criterion = unknown;
 
+/** The condition and `FROM` items of an `insertSelect` statement, written by its caller. */
+export interface InsertSelectClauses {
+  whereSql: string;
+  fromSql?: string;
+}
+
 /** One column of a library table, as the hot path reads and writes it. */
 interface LibraryColumn {
   property: string;
@@ -100,6 +106,59 @@ export class LibraryTable<E extends object> {
       return `INSERT INTO ${this.quotedTable} (${names}) VALUES (${slots})`;
     });
     return { text, values: columns.map((column) => this.parameter(column, row[column.property])) };
+  }
+
+  /**
+   * `INSERT … SELECT` of one row, only where the guard holds, a row that a unique index already
+   * holds skipped. `computedSql` gives columns (by property) a value computed in the statement
+   * instead of `row`'s (from the `FROM` items; no placeholders); `clauses(n)` writes the
+   * condition and the `FROM` items, their placeholders numbered from `$n + 1`, after the row's
+   * (their values: `values`). PostgreSQL types each of the row's parameters as its target
+   * column, as in `insert`.
+   */
+  insertSelect(
+    row: Record<string, unknown>,
+    computedSql: Readonly<Record<string, string>>,
+    clauses: (placeholdersBefore: number) => InsertSelectClauses,
+    values: readonly unknown[],
+  ): BoundStatement {
+    const columns = this.columns().filter(
+      (column) => row[column.property] !== undefined || column.property in computedSql,
+    );
+    const bound = columns.filter((column) => !(column.property in computedSql));
+    const { whereSql, fromSql } = clauses(bound.length);
+    const shape =
+      `IS ${columns.map((column) => column.property).join(' ')} ${whereSql} ${fromSql ?? ''} ` +
+      Object.entries(computedSql).join(' ');
+    const text = this.text(shape, () => {
+      const quotedColumns = columns.map((column) => column.quoted).join(', ');
+      const selectedColumns = columns
+        .map((column) => computedSql[column.property] ?? `$${bound.indexOf(column) + 1}`)
+        .join(', ');
+      return (
+        `INSERT INTO ${this.quotedTable} (${quotedColumns}) SELECT ${selectedColumns}` +
+        `${fromSql ? ` FROM ${fromSql}` : ''} WHERE ${whereSql} ON CONFLICT DO NOTHING`
+      );
+    });
+    return {
+      text,
+      values: [...bound.map((column) => this.parameter(column, row[column.property])), ...values],
+    };
+  }
+
+  /** The table's name, quoted (with its schema when it has one). */
+  get quotedName(): string {
+    return this.quotedTable;
+  }
+
+  /** A property's column name. */
+  columnName(property: string): string {
+    return this.column(property).databaseName;
+  }
+
+  /** `alias."column", …` of the properties' columns: a select or `RETURNING` list. */
+  columnList(alias: string, properties: readonly string[]): string {
+    return properties.map((property) => `${alias}.${this.column(property).quoted}`).join(', ');
   }
 
   /** `UPDATE … SET changes WHERE criteria`, by property (a list criterion is an `IN`). */

@@ -112,6 +112,7 @@ export class PostgresQueryBatch {
     criteria: Record<string, Criterion>,
     changes: Partial<E>,
   ): void {
+    this.requireOpen();
     const written = Object.fromEntries(
       Object.entries(changes).filter(
         ([property, value]) => value !== undefined && table.writes(property),
@@ -131,14 +132,27 @@ export class PostgresQueryBatch {
 
   /** `INSERT` of one row (the columns that exist and are set). */
   insert<E extends object>(table: LibraryTable<E>, row: E): void {
+    this.requireOpen();
     const kept = Object.fromEntries(
       Object.entries(row).filter(([property]) => table.writes(property)),
     );
     this.writes.push({ kind: 'insert', table: table, row: kept });
   }
 
+  /**
+   * Sends what is pending, `statements` and the COMMIT in one message: a transaction whose
+   * statements decide everything themselves. Resolves the results of `statements`; the batch
+   * takes no statement after it.
+   */
+  async commitWith(statements: readonly BoundStatement[]): Promise<StatementResult[]> {
+    const results = await this.send(statements, 'COMMIT');
+    this.committed = true;
+    return results.slice(results.length - statements.length - 1, results.length - 1);
+  }
+
   /** Commits: the held-back writes travel with the COMMIT; nothing is sent if nothing was. */
   async commit(): Promise<void> {
+    if (this.committed) return;
     if (this.opening && this.writes.length === 0) this.opening = null;
     else await this.send([], 'COMMIT');
     this.committed = true;
@@ -152,6 +166,12 @@ export class PostgresQueryBatch {
       return;
     }
     await this.run([{ text: 'ROLLBACK', values: [] }]);
+  }
+
+  /** After `commitWith`, a write would land outside the transaction: refused, never dropped. */
+  private requireOpen(): void {
+    if (this.committed)
+      throw new Error('PostgresQueryBatch: this transaction has committed; it takes no statement.');
   }
 
   /**
@@ -183,6 +203,7 @@ export class PostgresQueryBatch {
     closing: 'COMMIT' | null,
     withWrites = true,
   ): Promise<StatementResult[]> {
+    this.requireOpen();
     const message: BoundStatement[] = [];
     if (this.opening) message.push(this.opening);
     if (withWrites)

@@ -8,7 +8,23 @@ import type { UnitOfWork } from './unit-of-work';
 import { newSignalRow } from '../../entities/new-rows';
 import type { PartialRow } from './partial-row';
 import type { PostgresQueryBatch } from '../postgres/postgres-query-batch';
-import type { SignalDeliveryRows } from '../../ports/workflow.repository';
+import type {
+  AtOnceSignalDelivery,
+  AtOnceSignalOutcome,
+  SignalDeliveryRows,
+  WokenExecution,
+} from '../../ports/workflow.repository';
+import { SignalDeliveryStatements, WOKEN_PROPERTIES } from '../postgres/signal-delivery.statements';
+
+/** The columns `wake` returned, as a WokenExecution; a row without its job id is refused. */
+function wokenExecution(row: StepExecutionEntity): WokenExecution {
+  const woken = Object.fromEntries(
+    WOKEN_PROPERTIES.map((property) => [property, row[property]]),
+  ) as WokenExecution;
+  if (typeof woken.jobId !== 'string')
+    throw new Error(`The signal woke execution ${woken.id} without setting its job id.`);
+  return woken;
+}
 
 /**
  * Reads and writes of signal rows. Every caller holds the workflow row lock, so reads that decide
@@ -64,6 +80,56 @@ export class SignalRows {
       duplicate: duplicateRow ? signals.hydrate(duplicateRow) : null,
       waiting: waitingRead.rows.map((row) => executions.hydrate(row)),
     };
+  }
+
+  /**
+   * PostgreSQL's `deliverSignalAtOnce`: the opening, the workflow lock, the duplicate lookup and
+   * the guarded writes of SignalDeliveryStatements with the COMMIT, one round trip. What the
+   * guards decided is read back from the locked rows and the writes' results.
+   */
+  async deliverAtOnce(
+    uow: UnitOfWork,
+    batch: PostgresQueryBatch,
+    delivery: AtOnceSignalDelivery,
+  ): Promise<AtOnceSignalOutcome> {
+    uow.signalsWritten();
+    const { workflows, executions, signals } = batch.tables;
+    const { workflowId, name, idempotencyKey, payload } = delivery;
+    const at = new Date();
+    const signal = newSignalRow(uuidv7(), { workflowId, name, idempotencyKey, payload }, at);
+    const writes = new SignalDeliveryStatements(batch.tables);
+    const duplicateLookup =
+      idempotencyKey === null
+        ? []
+        : [signals.selectWhere({ workflowId, name, idempotencyKey }, [], false)];
+    const results = await batch.commitWith([
+      workflows.selectById(workflowId, true),
+      ...duplicateLookup,
+      writes.wake(signal, delivery.wakes, delivery.undecided),
+      writes.insert(signal, delivery.undecided),
+    ]);
+    const [workflowRead] = results;
+    const [woken, inserted] = results.slice(results.length - 2);
+    const duplicateRow = duplicateLookup.length > 0 ? results[1].rows[0] : undefined;
+    if (!workflowRead.rows[0]) return { kind: 'missing' };
+    const workflow = workflows.hydrate(workflowRead.rows[0]);
+    if (duplicateRow) {
+      const duplicate = signals.hydrate(duplicateRow);
+      duplicate.duplicateDelivery = true;
+      return { kind: 'duplicate', signal: duplicate };
+    }
+    if (workflow.state === 'finished' || workflow.state === 'canceled')
+      return { kind: 'not-ongoing', workflow };
+    if (inserted.rowCount === 0) return { kind: 'undecided' };
+    const wokenExecutions = woken.rows
+      .map((row) => wokenExecution(executions.hydrate(row)))
+      .sort(
+        (a, b) =>
+          a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      );
+    if (wokenExecutions.length > 0)
+      Object.assign(signal, { claimed: wokenExecutions.length, state: 'claimed', claimedAt: at });
+    return { kind: 'delivered', workflow, signal, woken: wokenExecutions };
   }
 
   async findById(uow: UnitOfWork, id: string): Promise<SignalEntity | null> {

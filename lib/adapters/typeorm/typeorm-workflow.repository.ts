@@ -26,6 +26,8 @@ import {
   type RepositoryTransaction,
   type SchemaFeatures,
   type SignalChanges,
+  type AtOnceSignalDelivery,
+  type AtOnceSignalOutcome,
   type SignalDeliveryRows,
   type StepReadAhead,
   type TransactionOptions,
@@ -352,6 +354,15 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     if (unit.batch)
       return this.signalRows.lockForDelivery(unit.batch, workflowId, name, idempotencyKey);
     return super.lockForSignal(tx, workflowId, name, idempotencyKey);
+  }
+
+  override deliverSignalAtOnce(
+    tx: RepositoryTransaction,
+    delivery: AtOnceSignalDelivery,
+  ): Promise<AtOnceSignalOutcome | null> {
+    const unit = uow(tx);
+    if (!unit.batch) return Promise.resolve(null);
+    return this.signalRows.deliverAtOnce(unit, unit.batch, delivery);
   }
 
   findSignalByKey(
