@@ -48,6 +48,12 @@ export interface TransactionOptions {
    * commit, and the adapter may save round trips.
    */
   hotPath?: boolean;
+  /**
+   * The call resolves once the transaction commits; its jobs reach the transport after that, in
+   * the background (`signal()`: the committed rows are the obligation, housekeeping recovers a
+   * job that never arrives). Pending ones are finished before the app shuts down.
+   */
+  enqueueInBackground?: boolean;
 }
 
 export type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;

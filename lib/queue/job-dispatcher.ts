@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { QueryRunner } from 'typeorm';
 import { ErrorReportingService } from '../observability/error-reporting.service';
 import { InjectResolvedOptions } from '../options/resolved-options.token';
@@ -22,8 +22,10 @@ interface CommittedWork {
  * caller's outermost transaction commits, or at once (inline enqueue).
  */
 @Injectable()
-export class JobDispatcher {
+export class JobDispatcher implements OnModuleDestroy {
   private readonly pendingByQueryRunner = new WeakMap<QueryRunner, CommittedWork>();
+  /** Enqueues `handOver` started and no caller waits for. */
+  private readonly handedOver = new Set<Promise<void>>();
 
   constructor(
     private readonly queue: StepJobQueue,
@@ -97,6 +99,29 @@ export class JobDispatcher {
     } finally {
       await this.flush(jobs);
     }
+  }
+
+  /**
+   * As `committed`, without waiting for the jobs: the after-commit work runs now, the enqueue goes
+   * on in the background. What is still on its way when the app shuts down is waited for first
+   * (`onModuleDestroy`, before any queue closes).
+   */
+  handOver(jobs: readonly StepJob[], afterCommit: ReadonlyArray<() => void>): void {
+    try {
+      afterCommit.forEach((work) => work());
+    } finally {
+      if (jobs.length > 0) {
+        // flush() reports its failures itself and waits at most ENQUEUE_PATIENCE_MS.
+        const handedOver = this.flush(jobs)
+          .catch(() => undefined)
+          .finally(() => this.handedOver.delete(handedOver));
+        this.handedOver.add(handedOver);
+      }
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.handedOver]);
   }
 
   /** Holds jobs and after-commit work until the caller's transaction (on this query runner) commits. */

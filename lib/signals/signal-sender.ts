@@ -37,7 +37,8 @@ function notOngoing(workflow: WorkflowEntity, name: string): WorkflowNotOngoingE
 /**
  * Delivers a signal: validation first (nothing written on bad input), then one transaction under
  * the workflow row lock that dedupes, buffers (paused workflow) or wakes parked executions. Jobs
- * of woken executions are enqueued after commit. Where the adapter can (PostgreSQL, no caller's
+ * of woken executions are handed to the transport after commit, not waited for (the rows are the
+ * obligation; see `enqueueInBackground`). Where the adapter can (PostgreSQL, no caller's
  * transaction) the delivery decides itself in one round trip (`deliverSignalAtOnce`): the
  * matchers that names alone decide are sorted out beforehand (`signalWakeTargets`). When the
  * workflow has a step parked whose matcher must run, that attempt writes nothing and the delivery
@@ -60,7 +61,11 @@ export class SignalSender {
     if (!isUuid(workflowId)) throw workflowNotFound(workflowId);
     const delivery = { workflowId, name, idempotencyKey, payload };
     const inTransaction = <T>(work: (uow: RepositoryTransaction) => Promise<T>) =>
-      this.repository.transaction(work, { caller: opts.manager, hotPath: true });
+      this.repository.transaction(work, {
+        caller: opts.manager,
+        hotPath: true,
+        enqueueInBackground: true,
+      });
     const run = async () => {
       const delivered = await inTransaction(async (uow) => {
         const outcome = await this.repository.deliverSignalAtOnce(uow, {

@@ -34,6 +34,8 @@ export interface TransactionOptions {
    * writes and its locking reads travel together).
    */
   hotPath?: boolean;
+  /** Resolve at the commit; enqueue the jobs after it without waiting (JobDispatcher.handOver). */
+  enqueueInBackground?: boolean;
 }
 
 /**
@@ -177,7 +179,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
           ? // Saves a SET TRANSACTION statement per transaction.
             await this.dataSource.transaction(body)
           : await this.dataSource.transaction('READ COMMITTED', body);
-    await this.dispatcher.committed(uow.deferredJobs, uow.afterCommitWork);
+    await this.committed(uow, options);
     return result;
   }
 
@@ -217,8 +219,15 @@ export class GenevaDriveDataSource implements OnModuleInit {
     } finally {
       await runner.release();
     }
-    await this.dispatcher.committed(uow.deferredJobs, uow.afterCommitWork);
+    await this.committed(uow, options);
     return result;
+  }
+
+  /** The transaction committed: its after-commit work, then its jobs (awaited unless told not to). */
+  private async committed(uow: UnitOfWork, options: TransactionOptions): Promise<void> {
+    if (options.enqueueInBackground)
+      this.dispatcher.handOver(uow.deferredJobs, uow.afterCommitWork);
+    else await this.dispatcher.committed(uow.deferredJobs, uow.afterCommitWork);
   }
 
   private async runWork<T>(uow: UnitOfWork, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {

@@ -80,6 +80,7 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
   ): Promise<T> {
     return this.database.transaction(work, options.caller as EntityManager | undefined, {
       hotPath: options.hotPath,
+      enqueueInBackground: options.enqueueInBackground,
     });
   }
 
