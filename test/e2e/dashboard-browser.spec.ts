@@ -1,4 +1,6 @@
+import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Step, Workflow, WorkflowEntity } from '../../lib';
@@ -21,7 +23,13 @@ class ReminderWorkflow {
   @Step({ wait: '1h' }) remind() {}
 }
 
-const SCREENSHOTS = join(__dirname, '../../docs/screenshots');
+/**
+ * Where the pages' screenshots go: a scratch directory, so a test run leaves the checkout as it
+ * was; `DASHBOARD_SCREENSHOTS=docs/screenshots` refreshes the README's.
+ */
+const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS
+  ? join(__dirname, '../..', process.env.DASHBOARD_SCREENSHOTS)
+  : mkdtempSync(join(tmpdir(), 'geneva-dashboard-'));
 
 // One browser run is enough: on PostgreSQL with a plain connection and a single Redis (the
 // pages do not depend on the database or the transport; dashboard.spec.ts covers those).

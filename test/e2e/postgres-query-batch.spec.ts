@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
-import { QueryFailedError, type DataSource, type Logger } from 'typeorm';
+import { DataSource, QueryFailedError, type Logger } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import {
   GenevaDriveModule,
@@ -22,7 +22,7 @@ import { MatcherWorkflow, PaymentWorkflow } from '../fixtures/signal.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
-import { testDatabase, testPooler } from './support/database';
+import { postgresConnection, testDatabase, testPooler } from './support/database';
 import { describeIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
 import { openTestRedis, testPrefix } from './support/redis';
@@ -123,6 +123,22 @@ function shapeOf(statement: string): string {
     .sort((a, b) => a.at - b.at)[0]?.name;
   const lock = /\bFOR UPDATE\s*$/.test(statement) ? 'FOR UPDATE' : null;
   return [verb, table, lock].filter((part) => part).join(' ');
+}
+
+/**
+ * Resolves once a backend of the server waits for a lock `pid` holds: PostgreSQL reports a lock
+ * wait only in its activity view, so the view is read until it shows one (at most 5 s).
+ */
+async function untilLockWaitOn(observer: DataSource, pid: number): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const rows = await observer.query<Array<{ n: number }>>(
+      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))',
+      [pid],
+    );
+    if (rows[0].n > 0) return;
+    if (Date.now() > deadline) throw new Error(`No backend waited for a lock of backend ${pid}.`);
+  }
 }
 
 /** The highest `$n` a statement uses: how many values are bound to it. */
@@ -842,6 +858,45 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
           expect.objectContaining({ id: signal.id, state: 'claimed', claimed: 1 }),
         ]);
         expect(await bench.execution(execution.id)).toEqual(woken);
+      });
+
+      it('waits for the workflow lock: an execution that parks while the delivery waits for it is woken', async () => {
+        const { harness, dataSource } = bench;
+        const hero = await dataSource.getRepository(Order).save({ status: 'new' });
+        const workflow = await harness.service.start(PaymentWorkflow, { hero });
+        await harness.runner.performStep((await harness.service.currentExecution(workflow.id))!.id);
+        const capture = (await harness.service.currentExecution(workflow.id))!;
+        expect(capture).toMatchObject({ stepName: 'capture', state: 'scheduled' });
+
+        // A gate holding the workflow lock, as a prepare does, that finds no signal and parks; on
+        // connections of its own (the app's pool has one).
+        const own = await new DataSource({ ...postgresConnection, extra: { max: 2 } }).initialize();
+        const gate = own.createQueryRunner();
+        try {
+          const workflows = dataSource.getMetadata(WorkflowEntity).tablePath;
+          const executions = dataSource.getMetadata(StepExecutionEntity).tablePath;
+          await gate.startTransaction();
+          await gate.query(`SELECT 1 FROM ${workflows} WHERE id = $1 FOR UPDATE`, [workflow.id]);
+          const backend: unknown = await gate.query('SELECT pg_backend_pid() AS pid');
+          const [{ pid }] = backend as Array<{ pid: number }>;
+          const delivered = harness.service.signal(workflow.id, 'payment');
+          await untilLockWaitOn(own, pid);
+          await gate.query(
+            `UPDATE ${executions} SET state = 'waiting', waiting_since = now() WHERE id = $1`,
+            [capture.id],
+          );
+          await gate.commitTransaction();
+          const signal = await delivered;
+
+          expect(signal).toMatchObject({ state: 'claimed', claimed: 1 });
+          expect(await bench.execution(capture.id)).toMatchObject({
+            state: 'scheduled',
+            signalId: signal.id,
+          });
+        } finally {
+          await gate.release();
+          await own.destroy();
+        }
       });
 
       it("the woken execution's next job id is nextJobId()'s, whatever job id the row held", async () => {
