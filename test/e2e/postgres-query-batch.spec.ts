@@ -807,11 +807,11 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
       }
 
       /** The one message of a delivery that decides itself (`deliverSignalAtOnce`). */
-      const AT_ONCE = (withDuplicateLookup: boolean) => [
+      const AT_ONCE = (withDuplicateLookup: boolean, withWake = true) => [
         'BEGIN',
         'SELECT geneva_drive_workflows FOR UPDATE',
         ...(withDuplicateLookup ? ['SELECT geneva_drive_signals'] : []),
-        'UPDATE geneva_drive_step_executions',
+        ...(withWake ? ['UPDATE geneva_drive_step_executions'] : []),
         'INSERT geneva_drive_signals',
         'COMMIT',
       ];
@@ -907,6 +907,27 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
           await bench.harness.service.signal(execution.workflowId, 'payment');
           expect((await bench.execution(execution.id)).jobId).toBe(nextJobId(execution.id, held));
         }
+      });
+
+      it('a signal no step waits for is buffered in one message without a wake', async () => {
+        const { workflow, execution } = await parked(PaymentWorkflow);
+        const mark = bench.sent.mark();
+        const signal = await bench.harness.service.signal(workflow.id, 'refund', {
+          idempotencyKey: 'r-1',
+        });
+        expect(bench.sent.shapes(mark)).toEqual([AT_ONCE(true, false)]);
+        expect(signal).toMatchObject({ name: 'refund', state: 'pending', claimed: 0 });
+        expect(await bench.execution(execution.id)).toMatchObject({
+          state: 'waiting',
+          signalId: null,
+        });
+        expect(await bench.harness.service.signals(workflow.id)).toEqual([
+          expect.objectContaining({ id: signal.id, state: 'pending', claimed: 0, claimedAt: null }),
+        ]);
+        const again = await bench.harness.service.signal(workflow.id, 'refund', {
+          idempotencyKey: 'r-1',
+        });
+        expect(again).toMatchObject({ id: signal.id, duplicateDelivery: true });
       });
 
       it('buffers a signal to a paused workflow in one message, its parked step left waiting', async () => {

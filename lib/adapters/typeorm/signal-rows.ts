@@ -102,14 +102,18 @@ export class SignalRows {
       idempotencyKey === null
         ? []
         : [signals.selectWhere({ workflowId, name, idempotencyKey }, [], false)];
+    // No step waits for this name: nothing to wake, the signal is buffered.
+    const wake =
+      delivery.wakes.length > 0 ? [writes.wake(signal, delivery.wakes, delivery.undecided)] : [];
     const results = await batch.commitWith([
       workflows.selectById(workflowId, true),
       ...duplicateLookup,
-      writes.wake(signal, delivery.wakes, delivery.undecided),
+      ...wake,
       writes.insert(signal, delivery.undecided),
     ]);
     const [workflowRead] = results;
-    const [woken, inserted] = results.slice(results.length - 2);
+    const inserted = results[results.length - 1];
+    const wokenRows = wake.length > 0 ? results[results.length - 2].rows : [];
     const duplicateRow = duplicateLookup.length > 0 ? results[1].rows[0] : undefined;
     if (!workflowRead.rows[0]) return { kind: 'missing' };
     const workflow = workflows.hydrate(workflowRead.rows[0]);
@@ -121,7 +125,7 @@ export class SignalRows {
     if (workflow.state === 'finished' || workflow.state === 'canceled')
       return { kind: 'not-ongoing', workflow };
     if (inserted.rowCount === 0) return { kind: 'undecided' };
-    const wokenExecutions = woken.rows
+    const wokenExecutions = wokenRows
       .map((row) => wokenExecution(executions.hydrate(row)))
       .sort(
         (a, b) =>
