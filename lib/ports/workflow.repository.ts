@@ -365,11 +365,12 @@ export abstract class WorkflowRepository {
   }
 
   /**
-   * The whole delivery in one go where the adapter can (PostgreSQL: one message and its COMMIT):
-   * lock, dedupe, refuse a finished or canceled workflow, insert, and wake the parked executions
-   * at `wakes` unless the workflow is paused, as `SignalSender` would decide, unless one is parked
-   * at `undecided`. Null where the adapter cannot (the caller then locks and decides itself);
-   * `tx` must not have run a statement yet, and nothing may be written with it afterwards.
+   * The whole delivery in one go where the adapter can (PostgreSQL: one message with its COMMIT),
+   * deciding as `SignalSender` does under the lock: dedupe, refuse a finished or canceled
+   * workflow, insert, and wake the executions parked at `wakes` unless the workflow is paused.
+   * Writes nothing (`undecided`) when the workflow is running and has an execution parked at an
+   * `undecided` step. Null where the adapter cannot (the caller then locks and decides itself).
+   * The transaction has committed when it resolves: nothing may be written with `tx` afterwards.
    */
   deliverSignalAtOnce(
     _tx: RepositoryTransaction,

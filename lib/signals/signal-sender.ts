@@ -28,6 +28,7 @@ import { signalWakeTargets } from './signal-wake-targets';
 
 const SIGNAL_OPTION_KEYS = ['payload', 'idempotencyKey', 'manager'];
 
+/** The refusal of a delivery to a finished or canceled workflow (both ways of delivering). */
 function notOngoing(workflow: WorkflowEntity, name: string): WorkflowNotOngoingError {
   return new WorkflowNotOngoingError(
     `Cannot deliver signal "${name}" to a ${workflow.state} workflow (${workflow.type} ${workflow.id}).`,
