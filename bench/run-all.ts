@@ -6,14 +6,25 @@
  * BENCH_ONLY=hop,sql-per-step runs a subset (a group's name, `dbos`, selects all of its members);
  * every other BENCH_* variable reaches the benchmarks. Exits 1 when a benchmark failed (missing a
  * target is a finding, not a failure).
+ * BENCH_BASELINE=<git ref> also runs each selected benchmark as that commit runs it (a worktree of
+ * its own, installed from its lockfile), alternating with this checkout BENCH_BASELINE_ROUNDS times
+ * (default 2) so both meet the same load, and reports every figure beside the baseline's.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
+import {
+  baselineScript,
+  prepareBaseline,
+  runInBaseline,
+  type BaselineCheckout,
+} from './support/baseline-checkout';
 import { BENCH_DIR, benchScript, SCRIPT_EXEC_ARGV } from './support/bench-paths';
+import { collectRun, type BenchmarkRun } from './support/benchmark-run';
+import { envInteger } from './support/env';
 import type { BenchResult } from './support/result';
+import { compareWithBaseline, mergeRounds } from './support/versus-baseline';
 import { renderSummary, type SuiteReport } from './support/summary';
 import { checkComparisons, checkTargets } from './support/targets';
 
@@ -43,25 +54,13 @@ const BENCHMARKS: Array<{ name: string; file: string; group?: string }> = [
 ];
 const RESULTS_DIR = join(BENCH_DIR, 'results');
 
-/** Runs one benchmark file; resolves its result lines, its exit code and its duration. */
-function runOne(
-  file: string,
-): Promise<{ results: BenchResult[]; exitCode: number | null; seconds: number }> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [...SCRIPT_EXEC_ARGV, benchScript(file)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const results: BenchResult[] = [];
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    process.stderr.write(`${line}\n`);
-    if (line.startsWith('{')) results.push(JSON.parse(line) as BenchResult);
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (exitCode) =>
-      resolve({ results, exitCode, seconds: Math.round((performance.now() - started) / 100) / 10 }),
-    );
-  });
+/** Runs one benchmark file of this checkout in a child process. */
+function runOne(file: string): Promise<BenchmarkRun> {
+  return collectRun(
+    spawn(process.execPath, [...SCRIPT_EXEC_ARGV, benchScript(file)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
 }
 
 async function main(): Promise<boolean> {
@@ -80,13 +79,26 @@ async function main(): Promise<boolean> {
     targets: [],
     comparisons: [],
   };
+  const baselineRef = process.env.BENCH_BASELINE;
+  const baseline = baselineRef ? prepareBaseline(baselineRef, resolve(BENCH_DIR, '..')) : null;
+  const rounds = baseline ? envInteger('BENCH_BASELINE_ROUNDS', 2) : 1;
+  const baselineResults: BenchResult[] = [];
   for (const { name, file } of selected) {
-    process.stderr.write(`\n▶ ${name} (${file})\n`);
-    const { results, exitCode, seconds } = await runOne(file);
-    process.stderr.write(`◀ ${name}: ${seconds} s, exit code ${exitCode}\n`);
-    report.benchmarks.push({ name, seconds, exitCode });
-    report.results.push(...results);
+    for (let round = 1; round <= rounds; round++) {
+      const script = baseline && baselineScript(baseline, file);
+      if (baseline && script) {
+        const run = await announce(`${name} at the baseline (${script})`, () =>
+          runInBaseline(baseline, script),
+        );
+        report.benchmarks.push({ name: `${name} (baseline)`, ...summaryOf(run) });
+        baselineResults.push(...run.results);
+      }
+      const run = await announce(`${name} (${file})`, () => runOne(file));
+      report.benchmarks.push({ name, ...summaryOf(run) });
+      report.results.push(...run.results);
+    }
   }
+  if (baseline) report.baseline = baselineReport(baseline, rounds, report, baselineResults);
   report.totalSeconds = Math.round((performance.now() - started) / 100) / 10;
   report.machine = report.results[0]?.machine ?? null;
   report.targets = checkTargets(report.results);
@@ -97,6 +109,38 @@ async function main(): Promise<boolean> {
   writeFileSync(join(RESULTS_DIR, 'latest.md'), markdown);
   process.stdout.write(`\n${markdown}`);
   return report.benchmarks.every(({ exitCode }) => exitCode === 0);
+}
+
+async function announce(label: string, run: () => Promise<BenchmarkRun>): Promise<BenchmarkRun> {
+  process.stderr.write(`\n▶ ${label}\n`);
+  const result = await run();
+  process.stderr.write(`◀ ${label}: ${result.seconds} s, exit code ${result.exitCode}\n`);
+  return result;
+}
+
+function summaryOf({ seconds, exitCode }: BenchmarkRun): {
+  seconds: number;
+  exitCode: number | null;
+} {
+  return { seconds, exitCode };
+}
+
+/** Folds each side's rounds together and sets this checkout's figures beside the baseline's. */
+function baselineReport(
+  baseline: BaselineCheckout,
+  rounds: number,
+  report: SuiteReport,
+  baselineResults: BenchResult[],
+): NonNullable<SuiteReport['baseline']> {
+  report.results = mergeRounds(report.results);
+  const results = mergeRounds(baselineResults);
+  return {
+    ref: baseline.ref,
+    sha: baseline.sha,
+    rounds,
+    results,
+    figures: compareWithBaseline(report.results, results),
+  };
 }
 
 main().then(

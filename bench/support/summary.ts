@@ -1,6 +1,7 @@
 import type { MachineInfo } from './machine';
 import type { BenchResult } from './result';
 import type { ComparisonCheck, TargetCheck } from './targets';
+import { HELD_TOLERANCE, type BaselineFigure } from './versus-baseline';
 
 /** What `npm run bench` writes to bench/results/latest.json. */
 export interface SuiteReport {
@@ -12,6 +13,14 @@ export interface SuiteReport {
   targets: TargetCheck[];
   /** The engine's figures against DBOS Transact's of the same run. */
   comparisons: ComparisonCheck[];
+  /** With BENCH_BASELINE: the same benchmarks as another commit runs them, alternating. */
+  baseline?: {
+    ref: string;
+    sha: string;
+    rounds: number;
+    results: BenchResult[];
+    figures: BaselineFigure[];
+  };
 }
 
 const cell = (value: unknown) => String(value).replace(/\|/g, '\\|');
@@ -53,6 +62,7 @@ export function renderSummary(report: SuiteReport): string {
     ),
     '',
     ...versusDbos(report.comparisons),
+    ...versusBaseline(report.baseline),
     '## Engine against raw BullMQ chains (the floor)',
     '',
     ...table(
@@ -126,6 +136,33 @@ function versusDbos(checks: ComparisonCheck[]): string[] {
         `${check.better === 'higher' ? '≥' : '≤'} ${check.factor} × DBOS`,
         check.met ? 'yes' : 'no',
       ]),
+    ),
+    '',
+  ];
+}
+
+function versusBaseline(baseline: SuiteReport['baseline']): string[] {
+  if (!baseline) return [];
+  const percent = HELD_TOLERANCE * 100;
+  return [
+    `## Against the baseline ${baseline.ref} (${baseline.sha.slice(0, 10)}), alternating, ${baseline.rounds} rounds`,
+    '',
+    `Each figure is the median of both sides' runs over all rounds. Held: the hot path's figures ` +
+      `(throughput steps/s, hop ms per step) within ${percent}% of the baseline's or better.`,
+    '',
+    ...table(
+      ['Benchmark', 'Parameters', 'Figure', 'Baseline', 'This checkout', 'Ratio', 'Held'],
+      [...baseline.figures]
+        .sort((a, b) => Number(b.held !== undefined) - Number(a.held !== undefined))
+        .map((figure) => [
+          figure.benchmark,
+          describe(figure.parameters),
+          figure.metric,
+          figure.baseline,
+          figure.current,
+          figure.ratio ?? '–',
+          figure.held === undefined ? '' : figure.held ? 'yes' : 'no',
+        ]),
     ),
     '',
   ];
