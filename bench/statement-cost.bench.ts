@@ -6,8 +6,12 @@
  * shape run once per row in round trips of 100; the figure is the CPU time of that connection's
  * backend (`/proc`) per statement, in microseconds. CPU time, not wall time: other load on the
  * machine slows it far less.
+ * Then the same statements inside PL/pgSQL functions called as unnamed statements: the design a
+ * migration could install to get cached plans behind a transaction-mode pooler (see
+ * FUNCTION_GROUPS).
  */
 import { readFileSync } from 'node:fs';
+import type { QueryRunner } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import type { BoundStatement } from '../lib/adapters/postgres/bound-statement.interface';
 import { runPipelined, type PgClient } from '../lib/adapters/postgres/postgres-pipeline';
@@ -23,6 +27,19 @@ import { round } from './support/stats';
 
 const ROWS = envInteger('BENCH_STATEMENTS', 2000);
 const PER_ROUND_TRIP = 100;
+
+/**
+ * The chained step's statements grouped as functions would take them: each lock alone (the runner
+ * reads its row before deciding), the four writes in one call (sent together with the COMMIT).
+ * PostgreSQL caches the plans of a PL/pgSQL function's statements per connection, so only the
+ * outer call (`SELECT … FROM f($1, …)`, the unnamed statement) is parsed and planned each time,
+ * and nothing named stays on the connection.
+ */
+const FUNCTION_GROUPS = {
+  lockWorkflow: ['lockWorkflow'],
+  lockExecution: ['lockExecution'],
+  writes: ['completeExecution', 'sweep', 'insertExecution', 'updateWorkflow'],
+} as const;
 
 runBenchmark(async () => {
   const harness = await bootEngine({ workflows: [], worker: false });
@@ -123,6 +140,34 @@ runBenchmark(async () => {
       }
       metrics.chainedStepUnnamedUs = round(unnamedTotal);
       metrics.chainedStepNamedUs = round(namedTotal);
+      let functionTotal = 0;
+      const unnamedNames = new PostgresStatementNames(false);
+      for (const [group, members] of Object.entries(FUNCTION_GROUPS)) {
+        await runner.query('BEGIN');
+        await runAll(
+          workflows.map((row) => tables.workflows.insert({ ...row })),
+          unnamedNames,
+        );
+        await runAll(
+          executions.map((row) => tables.executions.insert({ ...row })),
+          unnamedNames,
+        );
+        const call = await createFunction(
+          runner,
+          `gd_bench_${group}`,
+          members.map((member) => shapes[member](0)),
+        );
+        const calls = workflows.map((_, i) =>
+          call(members.flatMap((member) => shapes[member](i).values)),
+        );
+        const before = backendMs();
+        await runAll(calls, unnamedNames);
+        const us = round(((backendMs() - before) * 1000) / ROWS);
+        await runner.query('ROLLBACK');
+        metrics[`${group}FunctionUs`] = us;
+        functionTotal += us;
+      }
+      metrics.chainedStepFunctionUs = round(functionTotal);
       return metrics;
     });
     await emit('statement-cost', { rows: ROWS, perRoundTrip: PER_ROUND_TRIP }, runs);
@@ -131,3 +176,44 @@ runBenchmark(async () => {
     await harness.close();
   }
 });
+
+/**
+ * Creates `pg_temp.<name>` (gone with the transaction's rollback) running `statements` in order;
+ * resolves how to call it with their values. A lone SELECT is returned as the function's rows;
+ * otherwise the function returns nothing. Parameter types are what PostgreSQL infers for each
+ * statement (read from a throwaway SQL-level prepared statement: a benchmark-only shortcut, the
+ * library itself never prepares at SQL level).
+ */
+async function createFunction(
+  runner: QueryRunner,
+  name: string,
+  statements: BoundStatement[],
+): Promise<(values: unknown[]) => BoundStatement> {
+  const types: string[] = [];
+  const bodies: string[] = [];
+  for (const statement of statements) {
+    await runner.query(`PREPARE gd_bench_probe AS ${statement.text}`);
+    const [{ types: inferred }] = (await runner.query(
+      `SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE name = 'gd_bench_probe'`,
+    )) as Array<{ types: string[] }>;
+    await runner.query('DEALLOCATE gd_bench_probe');
+    const offset = types.length;
+    bodies.push(
+      statement.text.replace(/\$(\d+)/g, (_, slot: string) => `$${Number(slot) + offset}`),
+    );
+    types.push(...inferred);
+  }
+  const returnsRows = statements.length === 1 && /^SELECT /.test(bodies[0]);
+  const table = returnsRows
+    ? /\bFROM ((?:"(?:[^"]|"")*"\.)?"(?:[^"]|"")*")/.exec(bodies[0])?.[1]
+    : null;
+  const body = returnsRows
+    ? `RETURN QUERY SELECT * FROM ${table} WHERE "id" = $1 FOR UPDATE;`
+    : bodies.map((text) => `${text};`).join('\n');
+  await runner.query(
+    `CREATE FUNCTION pg_temp.${name}(${types.join(', ')}) RETURNS ${returnsRows ? `SETOF ${table}` : 'void'} ` +
+      `LANGUAGE plpgsql AS $gd$ BEGIN ${body} END $gd$`,
+  );
+  const slots = types.map((_, index) => `$${index + 1}`).join(', ');
+  return (values) => ({ text: `SELECT * FROM pg_temp.${name}(${slots})`, values });
+}
