@@ -112,6 +112,18 @@ runBenchmark(async () => {
       for (let start = 0; start < statements.length; start += PER_ROUND_TRIP)
         await runPipelined(client, statements.slice(start, start + PER_ROUND_TRIP), names);
     };
+    /** Opens the transaction a measurement runs in (rolled back after it) and fills its rows. */
+    const beginWithRows = async (names: PostgresStatementNames) => {
+      await runner.query('BEGIN');
+      await runAll(
+        workflows.map((row) => tables.workflows.insert({ ...row })),
+        names,
+      );
+      await runAll(
+        executions.map((row) => tables.executions.insert({ ...row })),
+        names,
+      );
+    };
     const runs = await repeatRuns(runCount(), async () => {
       const metrics: Metrics = {};
       let unnamedTotal = 0;
@@ -119,15 +131,7 @@ runBenchmark(async () => {
       for (const [name, statementOf] of Object.entries(shapes)) {
         for (const named of [false, true]) {
           const names = new PostgresStatementNames(named);
-          await runner.query('BEGIN');
-          await runAll(
-            workflows.map((row) => tables.workflows.insert({ ...row })),
-            names,
-          );
-          await runAll(
-            executions.map((row) => tables.executions.insert({ ...row })),
-            names,
-          );
+          await beginWithRows(names);
           const statements = workflows.map((_, i) => statementOf(i));
           const before = backendMs();
           await runAll(statements, names);
@@ -143,15 +147,7 @@ runBenchmark(async () => {
       let functionTotal = 0;
       const unnamedNames = new PostgresStatementNames(false);
       for (const [group, members] of Object.entries(FUNCTION_GROUPS)) {
-        await runner.query('BEGIN');
-        await runAll(
-          workflows.map((row) => tables.workflows.insert({ ...row })),
-          unnamedNames,
-        );
-        await runAll(
-          executions.map((row) => tables.executions.insert({ ...row })),
-          unnamedNames,
-        );
+        await beginWithRows(unnamedNames);
         const call = await createFunction(
           runner,
           `gd_bench_${group}`,
