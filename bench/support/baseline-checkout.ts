@@ -21,8 +21,20 @@ export interface BaselineCheckout {
  */
 export function prepareBaseline(ref: string, repositoryDir: string): BaselineCheckout {
   const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: repositoryDir, encoding: 'utf8' }).trim();
-  const sha = git('rev-parse', '--verify', `${ref}^{commit}`);
+    execFileSync('git', args, {
+      cwd: repositoryDir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
+  let sha: string;
+  try {
+    sha = git('rev-parse', '--verify', '--quiet', `${ref}^{commit}`);
+  } catch {
+    throw new Error(
+      `BENCH_BASELINE=${ref} names no commit of this repository: give a commit, tag or branch ` +
+        '(e.g. BENCH_BASELINE=HEAD~1 or BENCH_BASELINE=77997ab).',
+    );
+  }
   const root = process.env.BENCH_BASELINE_DIR || join(tmpdir(), 'nestjs-geneva-drive-baseline');
   const dir = join(root, sha);
   if (!existsSync(join(dir, 'package.json'))) {

@@ -145,7 +145,7 @@ function versusBaseline(baseline: SuiteReport['baseline']): string[] {
   if (!baseline) return [];
   const percent = HELD_TOLERANCE * 100;
   return [
-    `## Against the baseline ${baseline.ref} (${baseline.sha.slice(0, 10)}), alternating, ${baseline.rounds} rounds`,
+    `## Against the baseline ${baseline.ref} (${baseline.sha.slice(0, 10)}), alternating, ${baseline.rounds} round${baseline.rounds === 1 ? '' : 's'}`,
     '',
     `Each figure is the median of both sides' runs over all rounds. Held: the hot path's figures ` +
       `(throughput steps/s, hop ms per step) within ${percent}% of the baseline's or better.`,

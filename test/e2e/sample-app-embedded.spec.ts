@@ -7,6 +7,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type { App } from 'supertest/types';
 import { GENEVA_DRIVE_DIAGNOSTICS_CHANNELS as CHANNELS } from 'nestjs-geneva-drive';
+import { CampaignMailer } from '../../sample-app/src/campaigns/campaign-mailer.service';
 import { configFromEnv, describeSetup } from '../../sample-app/src/config';
 import { testDatabase, testPooler } from './support/database';
 import { describeIf } from './support/describe-if';
@@ -14,12 +15,15 @@ import { DiagnosticsRecorder } from './support/diagnostics-recorder';
 import { testRedisCluster } from './support/redis';
 
 const SHIP_WAIT = '2s';
+/** Over two `maxIterations` (500 by default): the campaign's resumable step runs three executions. */
+const CAMPAIGN_SUBSCRIBERS = 1200;
 
 /**
  * The README's first command on a machine with nothing but Node.js: with no DATABASE_URL and no
  * REDIS_URL, the sample app keeps its state in a SQLite file and runs steps in process (transport
  * 'local'). An order goes through its workflow over HTTP, and a restart while `ship` waits for its
- * delay loses nothing. (SQLite and no Redis whatever the run's database: once, in the default run.)
+ * delay loses nothing; a campaign emails every subscriber once. (SQLite and no Redis whatever the
+ * run's database: once, in the default run.)
  */
 describeIf(testDatabase === 'postgres' && testPooler === null && testRedisCluster === null)(
   'sample app, embedded (SQLite file, local transport, empty environment)',
@@ -106,6 +110,35 @@ describeIf(testDatabase === 'postgres' && testPooler === null && testRedisCluste
         ['ship', 'completed', 'success'],
         ['requestReview', 'completed', 'success'],
       ]);
+    });
+
+    it('sends a campaign to every subscriber once, over several executions of its resumable step', async () => {
+      app ??= await boot();
+      const created = await request(app.getHttpServer())
+        .post('/campaigns')
+        .send({ name: 'Spring sale', subscribers: CAMPAIGN_SUBSCRIBERS })
+        .expect(201);
+      const { campaign, workflow } = created.body as {
+        campaign: { id: number };
+        workflow: { id: string };
+      };
+      const [settled] = await events.until(
+        CHANNELS.finalize,
+        (event) =>
+          event.workflowId === workflow.id &&
+          (event.workflowState === 'finished' || event.workflowState === 'paused'),
+      );
+      const view = await request(app.getHttpServer()).get(`/campaigns/${campaign.id}`).expect(200);
+      expect({ state: settled.workflowState, campaign: view.body.campaign }).toMatchObject({
+        state: 'finished',
+        campaign: { status: 'sent', deliveredCount: CAMPAIGN_SUBSCRIBERS },
+      });
+      expect(view.body.progress).toMatchObject({ chainLength: 3 });
+      expect(app.get(CampaignMailer).stats(campaign.id)).toEqual({
+        sent: CAMPAIGN_SUBSCRIBERS,
+        recipients: CAMPAIGN_SUBSCRIBERS,
+        duplicates: 0,
+      });
     });
   },
 );

@@ -79,8 +79,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * GENEVA_TRANSPORT=postgres, PostgreSQL alone), in a throwaway schema and BullMQ prefix, and drives
  * orders and campaigns through their workflows over HTTP.
  */
-// The sample app runs on PostgreSQL only (SPEC §12: DATABASE_URL), so the MariaDB and SQLite e2e
-// runs skip it; the engine it drives is covered on every database by the other specs. It connects
+// The app's PostgreSQL setup (DATABASE_URL), so the MariaDB and SQLite e2e runs skip it; its
+// default setup (SQLite file, local transport) is sample-app-embedded.spec.ts's. It connects
 // to one Redis by URL (REDIS_URL), so the Redis Cluster run skips it too. BullMQ on PostgreSQL
 // needs sessions a transaction pooler does not keep, and BullMQ 6 (not the oldest-stack run's 5).
 describe.each([

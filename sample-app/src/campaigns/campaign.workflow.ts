@@ -61,19 +61,18 @@ export class CampaignWorkflow {
    * Sends the email unless the subscriber already has a delivery row. The row commits only if the
    * send succeeded; a crash between the send and the commit sends that one email again
    * (at-least-once; a real provider's idempotency key, e.g. the subscriber id, closes that gap).
+   * A look-up, then a plain INSERT: it works on every database the app runs on (TypeORM has no
+   * RETURNING on SQLite). Executions of one workflow never run at once, so nothing races the
+   * look-up; were it to, the primary key would refuse the second row before its email went out.
    */
   private deliver(campaign: Campaign, subscriber: Subscriber): Promise<void> {
     return this.dataSource.transaction(async (manager) => {
-      const inserted = await manager
-        .createQueryBuilder()
-        .insert()
-        .into(Delivery)
-        .values({ subscriberId: subscriber.id, campaignId: campaign.id, sentAt: new Date() })
-        .orIgnore()
-        // Property names: TypeORM drops a RETURNING column it cannot map (`['subscriber_id']`).
-        .returning(['subscriberId'])
-        .execute();
-      if ((inserted.raw as unknown[]).length === 0) return;
+      if (await manager.existsBy(Delivery, { subscriberId: subscriber.id })) return;
+      await manager.insert(Delivery, {
+        subscriberId: subscriber.id,
+        campaignId: campaign.id,
+        sentAt: new Date(),
+      });
       this.mailer.send(campaign.id, subscriber.email);
     });
   }

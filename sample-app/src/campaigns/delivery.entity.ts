@@ -1,9 +1,9 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * One campaign email handed to the mailer. The primary key is the subscriber: `sendEmails` inserts
- * the row before it sends, with `ON CONFLICT DO NOTHING`, so a subscriber processed twice (the
- * step died after sending and before its cursor checkpoint) is emailed once.
+ * One campaign email handed to the mailer. The primary key is the subscriber: `sendEmails` looks
+ * the row up and inserts it before it sends, so a subscriber processed twice (the step died after
+ * its delivery committed and before its cursor checkpoint) is emailed once.
  */
 @Entity('campaign_deliveries')
 @Index(['campaignId'])
