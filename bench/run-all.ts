@@ -98,7 +98,10 @@ async function main(): Promise<boolean> {
       report.results.push(...run.results);
     }
   }
-  if (baseline) report.baseline = baselineReport(baseline, rounds, report, baselineResults);
+  if (baseline) {
+    report.results = mergeRounds(report.results);
+    report.baseline = baselineReport(baseline, rounds, report.results, baselineResults);
+  }
   report.totalSeconds = Math.round((performance.now() - started) / 100) / 10;
   report.machine = report.results[0]?.machine ?? null;
   report.targets = checkTargets(report.results);
@@ -125,21 +128,20 @@ function summaryOf({ seconds, exitCode }: BenchmarkRun): {
   return { seconds, exitCode };
 }
 
-/** Folds each side's rounds together and sets this checkout's figures beside the baseline's. */
+/** The baseline's rounds folded together, and this checkout's figures (folded) beside them. */
 function baselineReport(
   baseline: BaselineCheckout,
   rounds: number,
-  report: SuiteReport,
+  current: BenchResult[],
   baselineResults: BenchResult[],
 ): NonNullable<SuiteReport['baseline']> {
-  report.results = mergeRounds(report.results);
   const results = mergeRounds(baselineResults);
   return {
     ref: baseline.ref,
     sha: baseline.sha,
     rounds,
     results,
-    figures: compareWithBaseline(report.results, results),
+    figures: compareWithBaseline(current, results),
   };
 }
 
