@@ -2,12 +2,12 @@ import { SUPPORTED_PEER_VERSIONS } from '../common/constants';
 import type { InstalledVersionReader } from '../compatibility/installed-version.reader';
 import { findUnsupportedPeers, unsupportedPeersMessage } from '../compatibility/unsupported-peers';
 import type { HealthFindings } from '../health/health-findings.interface';
-import type { SchemaFeatures } from '../ports/workflow.repository';
+import type { DatabaseRoute, SchemaFeatures } from '../ports/workflow.repository';
 import { CliExitCode } from './cli-exit-code';
 
 /** One line of `doctor`: what was checked, how it went, and in words what is wrong and the fix. */
 export interface DoctorCheck {
-  name: 'database' | 'migrations' | 'transport' | 'workers' | 'versions';
+  name: 'database' | 'migrations' | 'statements' | 'transport' | 'workers' | 'versions';
   status: 'ok' | 'warn' | 'fail' | 'skipped';
   message: string;
 }
@@ -56,6 +56,45 @@ export function migrationsCheck(features: SchemaFeatures): DoctorCheck {
 /** The base tables are missing (the app refused to boot with a MissingMigrationError). */
 export function baseSchemaMissingCheck(message: string): DoctorCheck {
   return { name: 'migrations', status: 'fail', message };
+}
+
+/**
+ * PostgreSQL's statements: named ones (`preparedStatements: true`) fail behind a transaction-mode
+ * pooler that does not track them, unnamed ones cost PostgreSQL parsing and planning each time.
+ * A warning when named statements run over a connection not proven direct; a hint when unnamed
+ * ones run over a direct one. `route` null: not PostgreSQL.
+ */
+export function statementsCheck(
+  route: DatabaseRoute | null,
+  preparedStatements: boolean,
+): DoctorCheck {
+  if (route === null) return skippedCheck('statements', 'PostgreSQL only');
+  const answers = `the server answers as ${route.server ?? 'a Unix socket'}`;
+  if (preparedStatements && route.direct) {
+    return {
+      name: 'statements',
+      status: 'ok',
+      message: `named (preparedStatements: true), on a direct connection to ${route.target}`,
+    };
+  }
+  if (preparedStatements) {
+    return {
+      name: 'statements',
+      status: 'warn',
+      message:
+        `named (preparedStatements: true), but this connection is not shown to reach PostgreSQL directly ` +
+        `(connected to ${route.target}, ${answers}). Behind a transaction-mode pooler they fail ` +
+        'unless it is PgBouncer 1.21 or later with max_prepared_statements set; otherwise set preparedStatements: false.',
+    };
+  }
+  return {
+    name: 'statements',
+    status: 'ok',
+    message: route.direct
+      ? `unnamed (the default, safe behind any pooler). This connection reaches PostgreSQL directly (${route.target}): ` +
+        'preparedStatements: true would spare it parsing and planning each statement, about half its CPU per step.'
+      : `unnamed (the default, safe behind any pooler; connected to ${route.target}, ${answers})`,
+  };
 }
 
 /** `where`: what the transport is, as the messages name it ("Redis at 127.0.0.1:6379"). */

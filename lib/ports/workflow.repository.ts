@@ -92,6 +92,16 @@ export interface SignalStepRef {
   stepName: string;
 }
 
+/** How the data source's connections reach the database server (`databaseRoute`). */
+export interface DatabaseRoute {
+  /** What the data source connects to: `host:port`, or a Unix socket's directory. */
+  target: string;
+  /** The server's own address and port on such a connection, as it reports them; null on a socket. */
+  server: string | null;
+  /** The server answers on the very address and port connected to: nothing in between. */
+  direct: boolean;
+}
+
 /** A delivery whose wake-ups can be decided from names alone (`deliverSignalAtOnce`). */
 export interface AtOnceSignalDelivery extends NewSignal {
   wakes: readonly SignalStepRef[];
@@ -514,6 +524,15 @@ export abstract class WorkflowRepository {
 
   /** One round trip to the database, for the health indicator; rejects when it is unreachable. */
   abstract ping(): Promise<void>;
+
+  /**
+   * Whether connections reach the database server with no pooler or proxy in between, as far as
+   * it can be proven; null where the adapter cannot tell (not PostgreSQL). For operators
+   * (`geneva-drive doctor`): named statements are safe on a direct connection.
+   */
+  databaseRoute(): Promise<DatabaseRoute | null> {
+    return Promise.resolve(null);
+  }
 
   /** Parked executions by class (only those waiting since before the date, when given). */
   abstract waitingCounts(

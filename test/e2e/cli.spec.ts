@@ -17,7 +17,7 @@ import { Order } from '../fixtures/order.entity';
 import { PaymentWorkflow } from '../fixtures/signal.workflows';
 import { LongTimeoutWorkflow } from '../fixtures/timeout.workflows';
 import { StepScript } from '../fixtures/step-script';
-import { dataSourceOptions, testDatabaseLabel } from './support/database';
+import { dataSourceOptions, testDatabase, testDatabaseLabel } from './support/database';
 import { DiagnosticsRecorder } from './support/diagnostics-recorder';
 import { EngineHarness } from './support/engine-harness';
 import { openTestRedis, testRedisLabel } from './support/redis';
@@ -42,6 +42,9 @@ interface CliRun {
   stdout: string;
   stderr: string;
 }
+
+/** doctor's statements check: PostgreSQL's (unnamed, the default: ok), skipped elsewhere. */
+const STATEMENTS_CHECKED = testDatabase === 'postgres' ? 'statements:ok' : 'statements:skipped';
 
 /**
  * `geneva-drive` (SPEC §16.4) run in process against a deployment whose worker is a harness app:
@@ -361,13 +364,14 @@ describeIf(testTransport === 'redis')(
       expect(run.doc.checks.map((check) => `${check.name}:${check.status}`)).toEqual([
         'database:ok',
         'migrations:ok',
+        STATEMENTS_CHECKED,
         'transport:ok',
         'workers:ok',
         'versions:ok',
       ]);
       // The harness's worker; the CLI's own app (worker off) is not one.
-      expect(run.doc.checks[3].message).toBe('workers seen per queue: geneva-drive: 1');
-      expect(run.doc.checks[4].message).toMatch(/^supported: @nestjs\/common \d/);
+      expect(run.doc.checks[4].message).toBe('workers seen per queue: geneva-drive: 1');
+      expect(run.doc.checks[5].message).toMatch(/^supported: @nestjs\/common \d/);
     });
 
     describe('usage errors (exit 2)', () => {
@@ -463,6 +467,7 @@ describeIf(testTransport === 'redis')(
         expect(run.doc.checks.map((check) => `${check.name}:${check.status}`)).toEqual([
           'database:fail',
           'migrations:skipped',
+          'statements:skipped',
           'transport:skipped',
           'workers:skipped',
           'versions:ok',
@@ -480,11 +485,12 @@ describeIf(testTransport === 'redis')(
         expect(run.doc.checks.map((check) => `${check.name}:${check.status}`)).toEqual([
           'database:ok',
           'migrations:ok',
+          STATEMENTS_CHECKED,
           'transport:fail',
           'workers:skipped',
           'versions:ok',
         ]);
-        expect(run.doc.checks[2].message).toMatch(
+        expect(run.doc.checks[3].message).toMatch(
           /^Redis at 127\.0\.0\.1:1: .*Check the module's connection option \(host, port, credentials\)/,
         );
       });

@@ -28,6 +28,7 @@ import {
   type SignalChanges,
   type AtOnceSignalDelivery,
   type AtOnceSignalOutcome,
+  type DatabaseRoute,
   type SignalDeliveryRows,
   type StepReadAhead,
   type TransactionOptions,
@@ -39,6 +40,7 @@ import type { UnitOfWork } from './unit-of-work';
 import { WorkflowRows } from './workflow-rows';
 import { identifyHero } from './hero-arguments';
 import { ExecutionColumns } from './execution-columns';
+import { readPostgresRoute } from './postgres-route.reader';
 import { HousekeepingLock } from './housekeeping.lock';
 import { HousekeepingQueries } from './housekeeping-queries';
 import { HeroResolver } from './hero-resolver';
@@ -493,6 +495,13 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
 
   async ping(): Promise<void> {
     await this.database.manager.query('SELECT 1');
+  }
+
+  override databaseRoute(): Promise<DatabaseRoute | null> {
+    const { dataSource } = this.database;
+    return dataSource.options.type === 'postgres'
+      ? readPostgresRoute(dataSource)
+      : Promise.resolve(null);
   }
 }
 

@@ -12,6 +12,7 @@ import {
   doctorExitCode,
   migrationsCheck,
   skippedCheck,
+  statementsCheck,
   transportCheck,
   versionsCheck,
   workersCheck,
@@ -21,13 +22,13 @@ import { formatTable } from '../text-table';
 import { GenevaDriveCommand } from './geneva-drive.command';
 
 /**
- * `geneva-drive doctor`: database reachable, migrations applied, transport reachable, workers
- * seen, supported versions. Exit code 3 when the database or the transport cannot be reached, 1
+ * `geneva-drive doctor`: database reachable, migrations applied, PostgreSQL statements fit the
+ * connection, transport reachable, workers seen, supported versions. Exit code 3 when the database or the transport cannot be reached, 1
  * when another check failed (a warning, such as no worker seen, does not fail it).
  */
 @Command({
   name: 'doctor',
-  description: 'Check the database, migrations, transport, workers and versions',
+  description: 'Check the database, migrations, statements, transport, workers and versions',
 })
 export class DoctorCommand extends GenevaDriveCommand {
   protected async execute(params: string[]): Promise<CliExitCode> {
@@ -54,6 +55,7 @@ export class DoctorCommand extends GenevaDriveCommand {
         return [
           { name: 'database', status: 'fail', message: error.message },
           skippedCheck('migrations', 'needs the database'),
+          skippedCheck('statements', 'needs the database'),
           skippedCheck('transport', 'the app did not boot'),
           skippedCheck('workers', 'the app did not boot'),
           versionsCheck(readInstalledVersion),
@@ -63,6 +65,7 @@ export class DoctorCommand extends GenevaDriveCommand {
         return [
           { name: 'database', status: 'ok', message: 'reachable' },
           baseSchemaMissingCheck(error.message),
+          skippedCheck('statements', 'the app did not boot'),
           skippedCheck('transport', 'the app did not boot'),
           skippedCheck('workers', 'the app did not boot'),
           versionsCheck(readInstalledVersion),
@@ -76,6 +79,12 @@ export class DoctorCommand extends GenevaDriveCommand {
       findings.database === 'up'
         ? migrationsCheck(await services.repository.refreshSchemaFeatures())
         : skippedCheck('migrations', 'needs the database'),
+      findings.database === 'up'
+        ? statementsCheck(
+            await services.repository.databaseRoute(),
+            services.options.preparedStatements,
+          )
+        : skippedCheck('statements', 'needs the database'),
       transportCheck(findings, describeTransport(services.options)),
       workersCheck(findings),
       versionsCheck(readInstalledVersion),

@@ -2,7 +2,12 @@ import { CliConnectionError } from '../../../lib/cli/cli-connection.error';
 import { CliExitCode } from '../../../lib/cli/cli-exit-code';
 import { CliOutput } from '../../../lib/cli/cli-output';
 import { CliUsageError } from '../../../lib/cli/cli-usage.error';
-import { doctorExitCode, migrationsCheck, type DoctorCheck } from '../../../lib/cli/doctor-checks';
+import {
+  doctorExitCode,
+  migrationsCheck,
+  statementsCheck,
+  type DoctorCheck,
+} from '../../../lib/cli/doctor-checks';
 import { exitCodeOf, isConnectionError } from '../../../lib/cli/exit-code-of';
 import { cell, formatFields, formatTable } from '../../../lib/cli/text-table';
 import {
@@ -139,5 +144,42 @@ describe('doctor: migrations', () => {
     expect(check.status).toBe('fail');
     expect(check.message).toMatch(named);
     expect(check.message).toContain('GENEVA_DRIVE_MIGRATIONS');
+  });
+});
+
+describe('doctor: statements', () => {
+  const direct = { target: '127.0.0.1:5432', server: '127.0.0.1:5432', direct: true };
+  const pooled = { target: '127.0.0.1:6433', server: '127.0.0.1:5432', direct: false };
+
+  it('warns about named statements over a connection not shown to be direct, naming both ends and the fix', () => {
+    const check = statementsCheck(pooled, true);
+    expect(check.status).toBe('warn');
+    expect(check.message).toContain(
+      'connected to 127.0.0.1:6433, the server answers as 127.0.0.1:5432',
+    );
+    expect(check.message).toContain('PgBouncer 1.21 or later with max_prepared_statements');
+    expect(check.message).toContain('set preparedStatements: false');
+  });
+
+  it('passes named statements on a direct connection, and unnamed ones anywhere', () => {
+    expect(statementsCheck(direct, true)).toMatchObject({ status: 'ok', message: /^named/ });
+    expect(statementsCheck(pooled, false)).toMatchObject({ status: 'ok', message: /^unnamed/ });
+    expect(statementsCheck(pooled, false).message).not.toContain('preparedStatements: true');
+  });
+
+  it('suggests named statements for unnamed ones on a direct connection', () => {
+    expect(statementsCheck(direct, false).message).toContain(
+      'This connection reaches PostgreSQL directly (127.0.0.1:5432): preparedStatements: true',
+    );
+  });
+
+  it('says a Unix socket where the server reports no address, and skips other databases', () => {
+    const socket = { target: 'the Unix socket in /run/postgresql', server: null, direct: false };
+    expect(statementsCheck(socket, true).message).toContain('the server answers as a Unix socket');
+    expect(statementsCheck(null, true)).toEqual({
+      name: 'statements',
+      status: 'skipped',
+      message: 'PostgreSQL only',
+    });
   });
 });
