@@ -29,7 +29,7 @@ async function routeOver(options: { url: string } | { host: string; port: number
 
 describe('how the data source reaches its database (doctor: statements)', () => {
   it('the repository tells on PostgreSQL only, and proves a direct connection only without a pooler', async () => {
-    const harness = await EngineHarness.boot({ workflows: [], options: { worker: false } });
+    const harness = await EngineHarness.boot({ workflows: [] });
     try {
       const route = await harness.get(WorkflowRepository).databaseRoute();
       if (testDatabase !== 'postgres') {
