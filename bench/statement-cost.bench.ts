@@ -175,8 +175,9 @@ runBenchmark(async () => {
 
 /**
  * Creates `pg_temp.<name>` (gone with the transaction's rollback) running `statements` in order;
- * resolves how to call it with their values. A lone SELECT is returned as the function's rows;
- * otherwise the function returns nothing. Parameter types are what PostgreSQL infers for each
+ * resolves how to call it with their values. A lone SELECT (a lock by id) becomes
+ * `RETURN QUERY SELECT * … WHERE "id" = $1 FOR UPDATE`, returning the table's rows (the library's
+ * column list need not follow the table's column order); otherwise the function returns nothing. Parameter types are what PostgreSQL infers for each
  * statement (read from a throwaway SQL-level prepared statement: a benchmark-only shortcut, the
  * library itself never prepares at SQL level).
  */

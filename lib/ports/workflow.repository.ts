@@ -94,9 +94,12 @@ export interface SignalStepRef {
 
 /** How the data source's connections reach the database server (`databaseRoute`). */
 export interface DatabaseRoute {
-  /** What the data source connects to: `host:port`, or a Unix socket's directory. */
+  /**
+   * What the data source connects to, in an operator's words: `host:port`, a Unix socket, a
+   * replication set-up.
+   */
   target: string;
-  /** The server's own address and port on such a connection, as it reports them; null on a socket. */
+  /** The server's own `address:port` on such a connection, as it reports them; null on a socket. */
   server: string | null;
   /** The server answers on the very address and port connected to: nothing in between. */
   direct: boolean;

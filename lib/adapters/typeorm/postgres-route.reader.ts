@@ -25,11 +25,11 @@ export async function readPostgresRoute(dataSource: DataSource): Promise<Databas
   const server = address === null ? null : hostPort(address, Number(port));
   const target = connectionTarget(dataSource);
   if (target === null) return { target: 'a replication set-up', server, direct: false };
-  const described = target.host.startsWith('/')
+  const socket = target.host.startsWith('/');
+  const described = socket
     ? `the Unix socket in ${target.host}`
     : hostPort(target.host, target.port);
-  if (address === null || target.host.startsWith('/'))
-    return { target: described, server, direct: false };
+  if (address === null || socket) return { target: described, server, direct: false };
   const resolved: string[] = await lookup(target.host, { all: true }).then(
     (found) => found.map((entry) => normalized(entry.address)),
     () => [],

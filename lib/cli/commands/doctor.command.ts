@@ -23,8 +23,9 @@ import { GenevaDriveCommand } from './geneva-drive.command';
 
 /**
  * `geneva-drive doctor`: database reachable, migrations applied, PostgreSQL statements fit the
- * connection, transport reachable, workers seen, supported versions. Exit code 3 when the database or the transport cannot be reached, 1
- * when another check failed (a warning, such as no worker seen, does not fail it).
+ * connection, transport reachable, workers seen, supported versions. Exit code 3 when the
+ * database or the transport cannot be reached, 1 when another check failed (a warning, such as
+ * no worker seen, does not fail it).
  */
 @Command({
   name: 'doctor',

@@ -21,8 +21,8 @@ import { Subscriber } from './subscriber.entity';
  * execution ends `completed/continued` and a successor execution (`continues_from_id`) picks up
  * after the cursor. A restart, a SIGTERM, `POST /workflows/:id/pause` or an exception (the default
  * policy pauses the workflow) also stop it at a checkpoint, and it continues from there after a
- * restart or `resume`: no subscriber is skipped, and the `campaign_deliveries` primary key keeps
- * the one processed again (handled, but not yet checkpointed) from being emailed twice.
+ * restart or `resume`: no subscriber is skipped, and its row in `campaign_deliveries` keeps the
+ * one processed again (handled, but not yet checkpointed) from being emailed twice.
  */
 @Workflow({ hero: () => Campaign })
 export class CampaignWorkflow {
