@@ -8,7 +8,7 @@
 import { chainWorkflow } from './support/bench.workflows';
 import { createOrders } from './support/dataset';
 import { bootEngine, DEFAULT_CONCURRENCY, runWorkflows } from './support/engine';
-import { envInteger, runCount } from './support/env';
+import { envInteger, runCount, warmUpRounds } from './support/env';
 import { FinishLine } from './support/finish-line';
 import { runBenchmark } from './support/main';
 import { emit, repeatRuns } from './support/result';
@@ -24,8 +24,9 @@ runBenchmark(async () => {
   const finishLine = new FinishLine();
   const unwatch = finishLine.watchEngine();
   try {
-    // One unmeasured workflow first: JIT warm-up and first connections stay out of run 1.
-    await runWorkflows(harness, HopWorkflow, await createOrders(harness.dataSource, 1), finishLine);
+    // Unmeasured workflows first, one at a time: JIT warm-up and first connections stay out.
+    for (let round = 0; round < warmUpRounds(); round++)
+      await runWorkflows(harness, HopWorkflow, await createOrders(harness.dataSource, 1), finishLine);
     const runs = await repeatRuns(runCount(), () =>
       runVersusFloor({
         harness,

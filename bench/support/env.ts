@@ -16,6 +16,17 @@ export function runCount(): number {
   return envInteger('BENCH_RUNS', 3);
 }
 
+/**
+ * How many unmeasured rounds a per-step benchmark runs first (BENCH_WARMUP_ROUNDS, default 5):
+ * V8 compiles a hot function in tiers over thousands of calls, and one round of 200 steps leaves
+ * the first measured runs paying for the compiler (background threads, counted as CPU) and slower
+ * code. Ours and DBOS Transact's take the same number, so both are measured warm, as a server
+ * that has been up a while runs.
+ */
+export function warmUpRounds(): number {
+  return envInteger('BENCH_WARMUP_ROUNDS', 5);
+}
+
 function positiveInteger(name: string, raw: string): number {
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value <= 0) {

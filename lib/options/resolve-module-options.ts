@@ -13,7 +13,7 @@ import { HousekeepingOptionsSchema, ModuleOptionsSchema } from './module-options
 import type { ResolvedGenevaDriveOptions } from './resolved-options.interface';
 
 const DEFAULT_CONCURRENCY = 10;
-const DEFAULT_MAX_CHAINED_STEPS = 25;
+const DEFAULT_MAX_CHAINED_STEPS = 100;
 /** How long one job may run a workflow's steps in process before its slot goes back to the queue. */
 const STEP_CHAIN_TIME_SLICE_MS = 1_000;
 /**

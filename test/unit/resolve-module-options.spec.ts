@@ -42,7 +42,7 @@ describe('resolveModuleOptions', () => {
           maxRunDurationMs: 240_000,
           reconcileScheduledJobs: true,
         },
-        stepChaining: { maxSteps: 25, maxDurationMs: 1000 },
+        stepChaining: { maxSteps: 100, maxDurationMs: 1000 },
         preparedStatements: false,
         maxCursorSize: 131072,
         maxSignalPayloadSize: 131072,
