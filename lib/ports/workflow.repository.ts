@@ -255,6 +255,29 @@ export abstract class WorkflowRepository {
     readAhead?: StepReadAhead,
   ): Promise<{ workflow: WorkflowEntity | null; execution: StepExecutionEntity | null }>;
 
+  /**
+   * `lockForStep` for a transaction that expects the rows exactly as this process left them at its
+   * last commit (`left`, with the hero it loaded then; `readAhead.hero` names that hero): resolves
+   * copies of them without waiting for the read, and the adapter makes the transaction's writes
+   * land only if, once locked, the rows are still as left (a fence). When they were not, the
+   * transaction commits nothing and its work runs again in a new transaction, which reads first
+   * (its jobs and after-commit work are dropped): the work must run `lockForStep` then.
+   * `heroAfterCommit` gives, after the commit, the hero read under the locks (`loadHero` answers
+   * `left.hero` until then). Null where the adapter cannot guess (the default); the caller then
+   * calls `lockForStep`.
+   */
+  lockForStepAsLeft(
+    _tx: RepositoryTransaction,
+    _left: { workflow: WorkflowEntity; execution: StepExecutionEntity; hero: object | null },
+    _readAhead: StepReadAhead,
+  ): {
+    workflow: WorkflowEntity;
+    execution: StepExecutionEntity;
+    heroAfterCommit: () => object | null;
+  } | null {
+    return null;
+  }
+
   abstract findWorkflow(id: string): Promise<WorkflowEntity | null>;
 
   /** The newest ongoing workflow of this type for this hero, if any. */

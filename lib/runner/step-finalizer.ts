@@ -103,16 +103,20 @@ export class StepFinalizer {
       chain !== null &&
       run.result.kind === 'completed' &&
       prepared.definition.steps.nextAfter(prepared.execution.stepName) !== null;
-    const { workflow, execution } = await this.repository.lockForStep(
-      uow,
-      prepared.workflow.id,
-      prepared.execution.id,
-      {
-        hero: mayChain && heroType && heroId ? { heroType, heroId } : null,
+    const heroReadAhead = mayChain && heroType && heroId ? { heroType, heroId } : null;
+    // A step chain's usual finalize decides nothing that the locked rows could change as long as
+    // they are as this process left them: it need not wait for their read (see lockForStepAsLeft).
+    const guessed =
+      mayChain && decidedWithoutReading(prepared)
+        ? this.repository.lockForStepAsLeft(uow, prepared, { hero: heroReadAhead })
+        : null;
+    const { workflow, execution } =
+      guessed ??
+      (await this.repository.lockForStep(uow, prepared.workflow.id, prepared.execution.id, {
+        hero: heroReadAhead,
         // The signal the execution is pinned to, which its settle (below) reads.
         signalId: prepared.execution.signalId,
-      },
-    );
+      }));
     if (!workflow || !execution || execution.state !== 'in_progress') {
       prepared.logger.warn(
         `Execution is no longer in progress (${execution?.state ?? 'deleted'}); not finalizing`,
@@ -158,6 +162,10 @@ export class StepFinalizer {
     } else {
       outcome = await this.applyException(uow, rows, result.error, 'body', run.ctx);
     }
+    const chainedStep = rows.chained?.prepared;
+    // The next step's body gets the hero read under this transaction's locks.
+    if (guessed && chainedStep)
+      uow.afterCommit(() => (chainedStep.hero = guessed.heroAfterCommit()));
     if (rows.chained?.prepared) {
       return {
         ...outcome,
@@ -487,6 +495,28 @@ export class StepFinalizer {
       metadata: Object.keys(merged).length > 0 ? merged : null,
     });
   }
+}
+
+/**
+ * Whether a completed step's finalize, when its rows are as the step left them, decides the same
+ * whatever else it could read: no signal to settle, and a next step whose prepare runs no code of
+ * the app before its body (no `@CancelIf`, no `skipIf` function, no gate) and finds the hero that
+ * the previous step had, if the workflow has one.
+ */
+function decidedWithoutReading(prepared: PreparedStep): boolean {
+  const { workflow, execution, definition, hero } = prepared;
+  const next = definition.steps.nextAfter(execution.stepName);
+  return (
+    next !== null &&
+    next.kind === 'step' &&
+    next.waitFor === null &&
+    (next.skipIf === null || next.skipIf === false) &&
+    definition.cancelIfMethods.length === 0 &&
+    !execution.signalId &&
+    workflow.state === 'performing' &&
+    execution.state === 'in_progress' &&
+    (hero !== null || !workflow.heroType || !workflow.heroId)
+  );
 }
 
 /** The `errorReporter` context of an execution. */

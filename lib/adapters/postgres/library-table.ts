@@ -14,6 +14,13 @@ export interface InsertSelectClauses {
   fromSql?: string;
 }
 
+/**
+ * The transaction-local setting a speculative step transaction sets to its token when its fence
+ * holds (see `PostgresQueryBatch.speculate`); fenced writes compare it with the token.
+ */
+export const STEP_FENCE_SETTING = 'geneva_drive.step_fence';
+const FENCE_CONDITION = `current_setting('${STEP_FENCE_SETTING}', true)`;
+
 /** One column of a library table, as the hot path reads and writes it. */
 interface LibraryColumn {
   property: string;
@@ -64,6 +71,16 @@ export class LibraryTable<E extends object> {
     return { text, values: [id] };
   }
 
+  /** `SELECT id … FOR UPDATE` of one row by id: a lock whose caller needs nothing of the row. */
+  lockById(id: string): BoundStatement {
+    const idColumn = this.column('id').quoted;
+    const text = this.text(
+      'L',
+      () => `SELECT ${idColumn} FROM ${this.quotedTable} WHERE ${idColumn} = $1 FOR UPDATE`,
+    );
+    return { text, values: [id] };
+  }
+
   /**
    * `SELECT` of the rows equal to `criteria` (by property), ordered by `orderBy` ascending
    * (`FOR UPDATE` when `lock`).
@@ -96,16 +113,44 @@ export class LibraryTable<E extends object> {
     };
   }
 
-  /** `INSERT` of one row: the properties it sets (undefined ones are left to their default). */
-  insert(row: Record<string, unknown>): BoundStatement {
+  /**
+   * `INSERT` of one row: the properties it sets (undefined ones are left to their default). With
+   * `fenceToken`, the row goes in only where the transaction's step fence holds that token.
+   */
+  insert(row: Record<string, unknown>, fenceToken?: string): BoundStatement {
     const columns = this.columns().filter((column) => row[column.property] !== undefined);
-    const shape = `I ${columns.map((column) => column.property).join(' ')}`;
+    const fenced = fenceToken !== undefined;
+    const shape = `I${fenced ? 'F' : ''} ${columns.map((column) => column.property).join(' ')}`;
     const text = this.text(shape, () => {
       const names = columns.map((column) => column.quoted).join(', ');
       const slots = columns.map((_, index) => `$${index + 1}`).join(', ');
-      return `INSERT INTO ${this.quotedTable} (${names}) VALUES (${slots})`;
+      return fenced
+        ? `INSERT INTO ${this.quotedTable} (${names}) SELECT ${slots} WHERE ${FENCE_CONDITION} = $${columns.length + 1}`
+        : `INSERT INTO ${this.quotedTable} (${names}) VALUES (${slots})`;
     });
-    return { text, values: columns.map((column) => this.parameter(column, row[column.property])) };
+    const values = columns.map((column) => this.parameter(column, row[column.property]));
+    return { text, values: fenced ? [...values, fenceToken] : values };
+  }
+
+  /**
+   * `EXISTS (SELECT 1 FROM … WHERE …)` over `criteria` (by property, each equal), its placeholders
+   * numbered from `$placeholdersBefore + 1`: a condition of a fence.
+   */
+  existsWhere(
+    criteria: Record<string, unknown>,
+    placeholdersBefore: number,
+  ): { sql: string; values: Array<string | null> } {
+    const conditions = Object.keys(criteria).map((property) => this.column(property));
+    const sql =
+      `EXISTS (SELECT 1 FROM ${this.quotedTable} WHERE ` +
+      conditions
+        .map((column, index) => `${column.quoted} = $${placeholdersBefore + index + 1}`)
+        .join(' AND ') +
+      ')';
+    return {
+      sql,
+      values: conditions.map((column) => this.parameter(column, criteria[column.property])),
+    };
   }
 
   /**
@@ -161,8 +206,15 @@ export class LibraryTable<E extends object> {
     return properties.map((property) => `${alias}.${this.column(property).quoted}`).join(', ');
   }
 
-  /** `UPDATE … SET changes WHERE criteria`, by property (a list criterion is an `IN`). */
-  update(criteria: Record<string, Criterion>, changes: Record<string, unknown>): BoundStatement {
+  /**
+   * `UPDATE … SET changes WHERE criteria`, by property (a list criterion is an `IN`). With
+   * `fenceToken`, only where the transaction's step fence holds that token.
+   */
+  update(
+    criteria: Record<string, Criterion>,
+    changes: Record<string, unknown>,
+    fenceToken?: string,
+  ): BoundStatement {
     const assigned = Object.keys(changes).map((property) => this.column(property));
     const conditions = Object.entries(criteria).map(
       ([property, value]) => [this.column(property), value] as const,
@@ -173,7 +225,8 @@ export class LibraryTable<E extends object> {
         .map(([column, value]) =>
           Array.isArray(value) ? `${column.property}[${value.length}]` : column.property,
         )
-        .join(' ');
+        .join(' ') +
+      (fenceToken === undefined ? '' : ' F');
     const text = this.text(shape, () => {
       let slot = 0;
       const next = () => `$${++slot}`;
@@ -185,13 +238,15 @@ export class LibraryTable<E extends object> {
             : `${column.quoted} = ${next()}`,
         )
         .join(' AND ');
-      return `UPDATE ${this.quotedTable} SET ${sets} WHERE ${wheres}`;
+      const fence = fenceToken === undefined ? '' : ` AND ${FENCE_CONDITION} = ${next()}`;
+      return `UPDATE ${this.quotedTable} SET ${sets} WHERE ${wheres}${fence}`;
     });
     const values = assigned.map((column) => this.parameter(column, changes[column.property]));
     for (const [column, value] of conditions) {
       for (const item of Array.isArray(value) ? (value as unknown[]) : [value])
         values.push(this.parameter(column, item));
     }
+    if (fenceToken !== undefined) values.push(fenceToken);
     return { text, values };
   }
 

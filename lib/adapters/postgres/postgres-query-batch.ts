@@ -4,7 +4,7 @@ import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
 import type { SchemaFeatures } from '../../ports/workflow.repository';
 import type { BoundStatement, StatementResult } from './bound-statement.interface';
-import { LibraryTable, type Criterion } from './library-table';
+import { LibraryTable, STEP_FENCE_SETTING, type Criterion } from './library-table';
 import { runPipelined, type PgClient } from './postgres-pipeline';
 import { PostgresStatementNames } from './postgres-statement-names';
 
@@ -53,6 +53,17 @@ type PendingWrite =
       changes: Record<string, unknown>;
     };
 
+/** The reads and the fence of a speculative transaction (see `PostgresQueryBatch.speculate`). */
+interface Speculation {
+  reads: readonly BoundStatement[];
+  fence: BoundStatement;
+  token: string;
+  /** The reads' results, once their message ran. */
+  results: StatementResult[] | null;
+  /** Whether the fence held, once its message ran. */
+  held: boolean | null;
+}
+
 /**
  * One of the runner's transactions on PostgreSQL, where every round trip costs far more than the
  * statement itself. It owns the transaction on a connection of the DataSource's pool:
@@ -71,14 +82,60 @@ export class PostgresQueryBatch {
   private readonly writes: PendingWrite[] = [];
   /** The COMMIT went through: nothing is left to roll back. */
   private committed = false;
+  private speculation: Speculation | null = null;
 
   constructor(
     private readonly shared: PostgresBatchContext,
     private readonly client: PgClient,
     private readonly queryRunner: QueryRunner,
     opening: string,
+    /** False on the run after a broken fence: that one reads before it writes. */
+    private readonly mayGuess = true,
   ) {
     this.opening = { text: opening, values: [] };
+  }
+
+  /**
+   * Saves the round trip of a transaction that locks rows only to confirm what its caller already
+   * knows (a step chain finalizing the step it just started): `reads` (the locks) go with the
+   * first message, then a fence that sets the transaction-local `geneva_drive.step_fence` to
+   * `token` only where `conditions` (placeholders from `$1`, values `values`) hold after the locks,
+   * and every write of this transaction is fenced by it (`LibraryTable`: `… AND
+   * current_setting(…) = token`). Held, the writes are exactly those of a transaction that read
+   * first; broken, none lands and the commit commits nothing (`fenceHeld` is then false: the
+   * caller runs the work again, reading first). False when this transaction cannot guess: it
+   * sent something already, holds writes, or is the run after a broken fence.
+   */
+  speculate(
+    reads: readonly BoundStatement[],
+    conditions: { sql: string; values: ReadonlyArray<string | null> },
+    token: string,
+  ): boolean {
+    if (!this.mayGuess || !this.opening || this.writes.length > 0 || this.speculation) return false;
+    const tokenSlot = conditions.values.length + 1;
+    this.speculation = {
+      reads,
+      fence: {
+        text:
+          `SELECT set_config('${STEP_FENCE_SETTING}', CASE WHEN ${conditions.sql} ` +
+          `THEN $${tokenSlot} ELSE '' END, true) AS "fence"`,
+        values: [...conditions.values, token],
+      },
+      token,
+      results: null,
+      held: null,
+    };
+    return true;
+  }
+
+  /** The results of the speculative reads, once their message ran (else null). */
+  get speculativeReads(): readonly StatementResult[] | null {
+    return this.speculation?.results ?? null;
+  }
+
+  /** Null without a speculation or before its message; else whether its fence held. */
+  get fenceHeld(): boolean | null {
+    return this.speculation?.held ?? null;
   }
 
   get tables(): LibraryTables {
@@ -153,7 +210,7 @@ export class PostgresQueryBatch {
   /** Commits: the held-back writes travel with the COMMIT; nothing is sent if nothing was. */
   async commit(): Promise<void> {
     if (this.committed) return;
-    if (this.opening && this.writes.length === 0) this.opening = null;
+    if (this.opening && this.writes.length === 0 && !this.speculation) this.opening = null;
     else await this.send([], 'COMMIT');
     this.committed = true;
   }
@@ -205,18 +262,28 @@ export class PostgresQueryBatch {
   ): Promise<StatementResult[]> {
     this.requireOpen();
     const message: BoundStatement[] = [];
+    const speculation = this.opening ? this.speculation : null;
     if (this.opening) message.push(this.opening);
+    if (speculation) message.push(...speculation.reads, speculation.fence);
+    const fenceToken = this.speculation?.token;
     if (withWrites)
       for (const write of this.writes.splice(0))
         message.push(
           write.kind === 'insert'
-            ? write.table.insert(write.row)
-            : write.table.update(write.criteria, write.changes),
+            ? write.table.insert(write.row, fenceToken)
+            : write.table.update(write.criteria, write.changes, fenceToken),
         );
     message.push(...statements);
     if (closing) message.push({ text: closing, values: [] });
     this.opening = null;
-    return this.run(message);
+    const results = await this.run(message);
+    if (!speculation) return results;
+    const start = 1;
+    const end = start + speculation.reads.length;
+    speculation.results = results.slice(start, end);
+    speculation.held = results[end]?.rows[0]?.fence === speculation.token;
+    // The caller's own statements' results come last, as without a speculation.
+    return [results[0], ...results.slice(end + 1)];
   }
 
   /**

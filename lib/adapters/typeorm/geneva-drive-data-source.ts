@@ -193,9 +193,21 @@ export class GenevaDriveDataSource implements OnModuleInit {
     work: (uow: UnitOfWork) => Promise<T>,
     options: TransactionOptions,
   ): Promise<T> {
+    const guessed = await this.batchedAttempt(work, options, true);
+    // A broken fence (see PostgresQueryBatch.speculate) committed nothing: its jobs and
+    // after-commit work are dropped, and the work runs again, reading before it writes.
+    const { uow, result } =
+      guessed.fenceHeld === false ? await this.batchedAttempt(work, options, false) : guessed;
+    await this.committed(uow, options);
+    return result;
+  }
+
+  private async batchedAttempt<T>(
+    work: (uow: UnitOfWork) => Promise<T>,
+    options: TransactionOptions,
+    mayGuess: boolean,
+  ): Promise<{ uow: UnitOfWork; result: T; fenceHeld: boolean | null }> {
     const runner = this.dataSource.createQueryRunner();
-    let result: T;
-    let uow: UnitOfWork;
     try {
       const client = (await runner.connect()) as PgClient;
       const batch = new PostgresQueryBatch(
@@ -203,11 +215,13 @@ export class GenevaDriveDataSource implements OnModuleInit {
         client,
         runner,
         this.readCommittedByDefault ? 'BEGIN' : 'BEGIN ISOLATION LEVEL READ COMMITTED',
+        mayGuess,
       );
-      uow = this.newUnitOfWork(runner.manager, options, batch);
+      const uow = this.newUnitOfWork(runner.manager, options, batch);
       try {
-        result = await this.runWork(uow, work);
+        const result = await this.runWork(uow, work);
         await batch.commit();
+        return { uow, result, fenceHeld: batch.fenceHeld };
       } catch (error) {
         try {
           await batch.rollback();
@@ -219,8 +233,6 @@ export class GenevaDriveDataSource implements OnModuleInit {
     } finally {
       await runner.release();
     }
-    await this.committed(uow, options);
-    return result;
   }
 
   /** The transaction committed: its after-commit work, then its jobs (awaited unless told not to). */

@@ -114,6 +114,20 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
     });
   }
 
+  override lockForStepAsLeft(
+    tx: RepositoryTransaction,
+    left: { workflow: WorkflowEntity; execution: StepExecutionEntity; hero: object | null },
+    readAhead: StepReadAhead,
+  ) {
+    const unit = uow(tx);
+    if (!unit.batch) return null;
+    const { hero } = readAhead;
+    const reader = hero ? this.heroes.readerFor(hero.heroType) : null;
+    // A hero only getOne() can load is not read in the locks' message.
+    if (hero && !reader) return null;
+    return this.rows.lockRowsAsLeft(unit, left, reader && hero ? { reader, ...hero } : null);
+  }
+
   findWorkflow(id: string): Promise<WorkflowEntity | null> {
     return this.database.manager.findOne(WorkflowEntity, { where: { id } });
   }

@@ -142,6 +142,62 @@ export class WorkflowRows {
     };
   }
 
+  /**
+   * `lockRows` without waiting for the read, for a transaction that expects the rows exactly as
+   * this process left them at its last commit (`left`): resolves copies of `left` at once, and the
+   * locks, the hero's read and a fence go with the transaction's first message
+   * (`PostgresQueryBatch.speculate`). The fence holds when, once locked, the workflow and the
+   * execution still have the state and `updated_at` of `left` (every write of a library row sets
+   * `updated_at`, so another writer shows) and the hero's row is still there. The hero read is
+   * kept on the unit of work as `left`'s hero until the commit; `heroAfterCommit` then gives the
+   * row read under the locks. Null where the transaction cannot guess (not batched, or not its
+   * first statement, or the run after a broken fence).
+   */
+  lockRowsAsLeft(
+    uow: UnitOfWork,
+    left: { workflow: WorkflowEntity; execution: StepExecutionEntity; hero: object | null },
+    hero: HeroReadAhead | null,
+  ): {
+    workflow: WorkflowEntity;
+    execution: StepExecutionEntity;
+    heroAfterCommit: () => object | null;
+  } | null {
+    if (!uow.batch) return null;
+    const { workflows, executions } = uow.batch.tables;
+    const heroRead = hero ? hero.reader.statement(hero.heroId) : null;
+    const heroValues = (heroRead?.values ?? []) as Array<string | null>;
+    const workflowSeen = workflows.existsWhere(
+      { id: left.workflow.id, state: left.workflow.state, updatedAt: left.workflow.updatedAt },
+      heroValues.length,
+    );
+    const executionSeen = executions.existsWhere(
+      { id: left.execution.id, state: left.execution.state, updatedAt: left.execution.updatedAt },
+      heroValues.length + workflowSeen.values.length,
+    );
+    const conditions = {
+      sql: [
+        ...(heroRead ? [`EXISTS (${heroRead.text})`] : []),
+        workflowSeen.sql,
+        executionSeen.sql,
+      ].join(' AND '),
+      values: [...heroValues, ...workflowSeen.values, ...executionSeen.values],
+    };
+    const reads = [
+      workflows.lockById(left.workflow.id),
+      executions.lockById(left.execution.id),
+      ...(heroRead ? [heroRead] : []),
+    ];
+    if (!uow.batch.speculate(reads, conditions, left.execution.id)) return null;
+    if (hero) uow.keepHeroReadAhead(hero.heroType, hero.heroId, left.hero);
+    const batch = uow.batch;
+    return {
+      workflow: copyOf(left.workflow),
+      execution: copyOf(left.execution),
+      heroAfterCommit: () =>
+        hero ? hero.reader.hydrate(batch.speculativeReads?.[2]?.rows ?? []) : null,
+    };
+  }
+
   findExecution(manager: EntityManager, id: string): Promise<StepExecutionEntity | null> {
     return manager.findOne(StepExecutionEntity, {
       where: { id },
@@ -439,4 +495,9 @@ export class WorkflowRows {
         await uow.manager()
       ).update(StepExecutionEntity, { workflowId, state: In(['scheduled', 'waiting']) }, changes);
   }
+}
+
+/** A shallow copy of an entity, of its class: the guessed rows are changed apart from `left`. */
+function copyOf<E extends object>(entity: E): E {
+  return Object.assign(Object.create(Object.getPrototypeOf(entity) as object) as E, entity);
 }
