@@ -1,6 +1,14 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { Injectable } from '@nestjs/common';
 import type { DataSource, Logger } from 'typeorm';
-import { Step, Workflow, type StepContext } from '../../lib';
+import {
+  GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
+  Step,
+  Workflow,
+  type GenevaDriveDiagnosticsEvent,
+  type StepContext,
+} from '../../lib';
+import { DiagnosticsRecorder } from './support/diagnostics-recorder';
 import { Order } from '../fixtures/order.entity';
 import { describeIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
@@ -26,6 +34,25 @@ class FenceWorkflow {
     this.body.second(ctx);
   }
   @Step() third() {}
+}
+
+const RACE_STEPS = 12;
+
+/** Twelve trivial steps: every finalize but the last chains the next one. */
+@Workflow({ name: 'FenceRaceWorkflow' })
+class FenceRaceWorkflow {
+  @Step() s1() {}
+  @Step() s2() {}
+  @Step() s3() {}
+  @Step() s4() {}
+  @Step() s5() {}
+  @Step() s6() {}
+  @Step() s7() {}
+  @Step() s8() {}
+  @Step() s9() {}
+  @Step() s10() {}
+  @Step() s11() {}
+  @Step() s12() {}
 }
 
 /** Every SQL message the DataSource's logger sees, split into statements. */
@@ -70,7 +97,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
 
     beforeAll(async () => {
       harness = await EngineHarness.boot({
-        workflows: [FenceWorkflow],
+        workflows: [FenceWorkflow, FenceRaceWorkflow],
         providers: [FirstBody],
         entities: [Order],
       });
@@ -150,6 +177,79 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
         'first:completed/success',
         'second:canceled/canceled',
       ]);
+    });
+
+    // Removing the fence (every fenced write landing) fails this: a finalize that guessed
+    // `performing` then writes over the pause or the cancel, and the workflow runs to its end.
+    it('a pause or a cancel racing the chain: 50 rounds, each ends as a finalize that read first decides', async () => {
+      const recorder = new DiagnosticsRecorder([GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.finalize]);
+      let target: { workflowId: string; stepName: string; act: () => Promise<unknown> } | null =
+        null;
+      const acts: Array<Promise<unknown>> = [];
+      // Right after the body of the target step, as its finalize begins.
+      const onStep = (message: unknown) => {
+        const event = message as GenevaDriveDiagnosticsEvent;
+        if (target?.workflowId !== event.workflowId || target.stepName !== event.stepName) return;
+        acts.push(target.act().catch((error: unknown) => error));
+        target = null;
+      };
+      diagnosticsChannel.subscribe(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.step, onStep);
+      try {
+        for (let round = 0; round < 50; round++) {
+          const verb = round % 2 === 0 ? 'pause' : 'cancel';
+          const ended = verb === 'pause' ? 'paused' : 'canceled';
+          const stepName = `s${1 + (round % (RACE_STEPS - 2))}`;
+          await harness.queue().pause();
+          const workflow = await harness.service.start(FenceRaceWorkflow, {
+            hero: await newOrder(),
+          });
+          const id = workflow.id;
+          target = { workflowId: id, stepName, act: () => harness.service[verb](id) };
+          const settled = recorder.until(
+            GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.finalize,
+            (event) =>
+              event.workflowId === id &&
+              (event.workflowState === ended || event.workflowState === 'finished'),
+          );
+          await harness.queue().resume();
+          await settled;
+          const results = await Promise.all(acts.splice(0));
+          expect(results).toHaveLength(1);
+          expect(results[0]).not.toBeInstanceOf(Error);
+
+          const history = await harness.history(id);
+          const row = await harness.service.find(id);
+          const outcomes = history.map((e) => `${e.state}/${e.outcome}`);
+          const last = history.length - 1;
+          expect(row?.state).toBe(ended);
+          expect(history.map((e) => e.stepName)).toEqual(
+            Array.from({ length: history.length }, (_, index) => `s${index + 1}`),
+          );
+          if (verb === 'pause') {
+            // The running step records its outcome; the next one is pointed at, not created.
+            expect(outcomes).toEqual(history.map(() => 'completed/success'));
+            expect(row?.nextStepName).toBe(`s${history.length + 1}`);
+            await harness.service.resume(id);
+            await recorder.until(
+              GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.finalize,
+              (event) => event.workflowId === id && event.workflowState === 'finished',
+            );
+            const resumed = await harness.history(id);
+            expect(resumed.map((e) => `${e.stepName}:${e.state}/${e.outcome}`)).toEqual(
+              Array.from({ length: RACE_STEPS }, (_, index) => `s${index + 1}:completed/success`),
+            );
+          } else {
+            // The running step is recorded canceled; nothing follows it.
+            expect(outcomes.slice(0, last)).toEqual(
+              history.slice(0, last).map(() => 'completed/success'),
+            );
+            expect(outcomes[last]).toBe('canceled/canceled');
+          }
+        }
+      } finally {
+        diagnosticsChannel.unsubscribe(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.step, onStep);
+        recorder.close();
+      }
     });
 
     it("the next step's body sees the hero as the previous step left it", async () => {
