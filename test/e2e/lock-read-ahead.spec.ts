@@ -12,12 +12,11 @@ import {
   VersionColumn,
   DataSource,
   type EntitySubscriberInterface,
-  type Logger,
   type ValueTransformer,
 } from 'typeorm';
 import { Step, Workflow, type StepContext } from '../../lib';
 import { HeroResolver } from '../../lib/adapters/typeorm/hero-resolver';
-import { splitStatements } from './support/sql-text';
+import { recordMessages } from './support/sql-messages';
 import { describeIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
 import { testDatabase } from './support/database';
@@ -136,21 +135,6 @@ class ListeningWorkflow {
   @Step() second(ctx: StepContext<ListeningHero>) {
     this.sightings.seen.set('second', ctx.hero);
   }
-}
-
-/** Every SQL message the DataSource's logger sees, split into statements. */
-function recordMessages(dataSource: DataSource): string[][] {
-  const messages: string[][] = [];
-  const logger = dataSource.logger;
-  const recording: Logger = Object.assign(Object.create(logger) as Logger, {
-    logQuery: (...args: Parameters<Logger['logQuery']>) => {
-      messages.push(splitStatements(args[0]));
-      logger.logQuery(...args);
-    },
-  });
-  // `logger` is read-only in TypeORM's typings but a plain property at run time.
-  Object.assign(dataSource, { logger: recording });
-  return messages;
 }
 
 /** A step transaction's first statements: its BEGIN, then the workflow's and the execution's locks. */

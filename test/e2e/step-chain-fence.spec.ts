@@ -1,6 +1,5 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { Injectable } from '@nestjs/common';
-import type { DataSource, Logger } from 'typeorm';
 import {
   GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
   Step,
@@ -13,7 +12,7 @@ import { Order } from '../fixtures/order.entity';
 import { describeIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
 import { testDatabase } from './support/database';
-import { splitStatements } from './support/sql-text';
+import { recordMessages } from './support/sql-messages';
 import { testTransport } from './support/transport';
 
 /** What the bodies of `first` and `second` do (set by each test). */
@@ -53,21 +52,6 @@ class FenceRaceWorkflow {
   @Step() s10() {}
   @Step() s11() {}
   @Step() s12() {}
-}
-
-/** Every SQL message the DataSource's logger sees, split into statements. */
-function recordMessages(dataSource: DataSource): string[][] {
-  const messages: string[][] = [];
-  const logger = dataSource.logger;
-  const recording: Logger = Object.assign(Object.create(logger) as Logger, {
-    logQuery: (...args: Parameters<Logger['logQuery']>) => {
-      messages.push(splitStatements(args[0]));
-      logger.logQuery(...args);
-    },
-  });
-  // `logger` is read-only in TypeORM's typings but a plain property at run time.
-  Object.assign(dataSource, { logger: recording });
-  return messages;
 }
 
 const isFence = (statement: string) =>
