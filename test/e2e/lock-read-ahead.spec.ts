@@ -278,7 +278,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       // The finalize expects the rows as the prepare left them: the fence (which reads the hero
       // again, for its existence) and the fenced writes travel in the same message, with the COMMIT.
       expect(finalizeOfTouch.slice(0, 4)).toEqual([...OPENING_AND_LOCKS, heroRead]);
-      expect(finalizeOfTouch[4]).toMatch(/^SELECT set_config\('geneva_drive.step_fence'/);
+      expect(finalizeOfTouch[4]).toMatch(/^SELECT set_config\(\$\d+, CASE WHEN /);
       expect(finalizeOfTouch.at(-1)).toBe('COMMIT');
     });
 

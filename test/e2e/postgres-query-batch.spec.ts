@@ -705,6 +705,98 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
 
     afterAll(() => bench?.close());
 
+    describe('a transaction that guesses its rows (lockRowsAsLeft)', () => {
+      /** A workflow and its in-progress execution, and the rows as read back (the step's view). */
+      async function runningStep() {
+        const created = await bench.newWorkflow();
+        const running = await bench.newExecution(created.id, { state: 'in_progress' });
+        return {
+          workflow: await bench.workflow(created.id),
+          execution: await bench.execution(running.id),
+          hero: null,
+        };
+      }
+
+      /** Completes the execution in a hot-path transaction that guesses when it may. */
+      async function complete(left: Awaited<ReturnType<typeof runningStep>>) {
+        const runs: Array<'guessed' | 'read'> = [];
+        await bench.hotPath(async (uow) => {
+          const guessed = bench.store.lockRowsAsLeft(uow, left, null);
+          runs.push(guessed ? 'guessed' : 'read');
+          const { execution } =
+            guessed ?? (await bench.store.lockRows(uow, left.workflow.id, left.execution.id));
+          await bench.store.updateExecution(uow, execution!, {
+            state: 'completed',
+            outcome: 'success',
+            metadata: { run: runs.length },
+          });
+        });
+        return runs;
+      }
+
+      const FENCED = [
+        'BEGIN',
+        'SELECT geneva_drive_workflows FOR UPDATE',
+        'SELECT geneva_drive_step_executions FOR UPDATE',
+        'SELECT geneva_drive_workflows',
+        'UPDATE geneva_drive_step_executions',
+        'COMMIT',
+      ];
+
+      it('rows as left: one message (the locks, the fence, the fenced write, COMMIT), and the write lands', async () => {
+        const left = await runningStep();
+
+        const mark = bench.sent.mark();
+        expect(await complete(left)).toEqual(['guessed']);
+
+        expect(bench.sent.shapes(mark)).toEqual([FENCED]);
+        const [fence, write] = bench.sent.statements(mark)[0].slice(3, 5);
+        expect(fence).toMatch(
+          /^SELECT set_config\(\$\d+, CASE WHEN .* THEN \$\d+ ELSE \$\d+ END, true\) AS "fence"$/,
+        );
+        expect(write).toMatch(/ AND current_setting\(\$\d+, true\) = \$\d+$/);
+        expect(await bench.execution(left.execution.id)).toMatchObject({
+          state: 'completed',
+          metadata: { run: 1 },
+        });
+        await bench.expectNoOpenTransaction();
+      });
+
+      it('rows changed meanwhile: nothing of the guess lands, and the work runs again reading first', async () => {
+        const left = await runningStep();
+        const changedAt = new Date(left.execution.updatedAt.getTime() + 1);
+        await bench.database.manager.update(
+          StepExecutionEntity,
+          { id: left.execution.id },
+          { updatedAt: changedAt },
+        );
+
+        const mark = bench.sent.mark();
+        expect(await complete(left)).toEqual(['guessed', 'read']);
+
+        expect(bench.sent.shapes(mark)).toEqual([
+          FENCED,
+          OPENING_AND_LOCKS,
+          ['UPDATE geneva_drive_step_executions', 'COMMIT'],
+        ]);
+        // The second run's write, not the first's.
+        expect(await bench.execution(left.execution.id)).toMatchObject({
+          state: 'completed',
+          metadata: { run: 2 },
+        });
+        await bench.expectNoOpenTransaction();
+      });
+
+      it("a guessing transaction refuses TypeORM's manager, whose statements would not be fenced", async () => {
+        const left = await runningStep();
+        await bench.hotPath(async (uow) => {
+          expect(bench.store.lockRowsAsLeft(uow, left, null)).not.toBeNull();
+          await expect(uow.manager()).rejects.toThrow(/writes through its batch only/);
+        });
+        await bench.expectNoOpenTransaction();
+      });
+    });
+
     describe('round trips', () => {
       it('sends nothing for a hot-path transaction that makes no statement', async () => {
         const mark = bench.sent.mark();

@@ -54,8 +54,7 @@ class FenceRaceWorkflow {
   @Step() s12() {}
 }
 
-const isFence = (statement: string) =>
-  statement.startsWith("SELECT set_config('geneva_drive.step_fence'");
+const isFence = (statement: string) => /^SELECT set_config\(\$\d+, CASE WHEN /.test(statement);
 
 /**
  * A step chain's finalize expects the rows as its step left them and sends its locks, a fence and

@@ -19,7 +19,11 @@ export interface InsertSelectClauses {
  * holds (see `PostgresQueryBatch.speculate`); fenced writes compare it with the token.
  */
 export const STEP_FENCE_SETTING = 'geneva_drive.step_fence';
-const FENCE_CONDITION = `current_setting('${STEP_FENCE_SETTING}', true)`;
+
+/** The fence's condition, its setting's name and the token bound at `$nameSlot`, `$nameSlot + 1`. */
+function fenceCondition(nameSlot: number): string {
+  return `current_setting($${nameSlot}, true) = $${nameSlot + 1}`;
+}
 
 /** One column of a library table, as the hot path reads and writes it. */
 interface LibraryColumn {
@@ -125,11 +129,11 @@ export class LibraryTable<E extends object> {
       const names = columns.map((column) => column.quoted).join(', ');
       const slots = columns.map((_, index) => `$${index + 1}`).join(', ');
       return fenced
-        ? `INSERT INTO ${this.quotedTable} (${names}) SELECT ${slots} WHERE ${FENCE_CONDITION} = $${columns.length + 1}`
+        ? `INSERT INTO ${this.quotedTable} (${names}) SELECT ${slots} WHERE ${fenceCondition(columns.length + 1)}`
         : `INSERT INTO ${this.quotedTable} (${names}) VALUES (${slots})`;
     });
     const values = columns.map((column) => this.parameter(column, row[column.property]));
-    return { text, values: fenced ? [...values, fenceToken] : values };
+    return { text, values: fenced ? [...values, STEP_FENCE_SETTING, fenceToken] : values };
   }
 
   /**
@@ -238,7 +242,7 @@ export class LibraryTable<E extends object> {
             : `${column.quoted} = ${next()}`,
         )
         .join(' AND ');
-      const fence = fenceToken === undefined ? '' : ` AND ${FENCE_CONDITION} = ${next()}`;
+      const fence = fenceToken === undefined ? '' : ` AND ${fenceCondition(slot + 1)}`;
       return `UPDATE ${this.quotedTable} SET ${sets} WHERE ${wheres}${fence}`;
     });
     const values = assigned.map((column) => this.parameter(column, changes[column.property]));
@@ -246,7 +250,7 @@ export class LibraryTable<E extends object> {
       for (const item of Array.isArray(value) ? (value as unknown[]) : [value])
         values.push(this.parameter(column, item));
     }
-    if (fenceToken !== undefined) values.push(fenceToken);
+    if (fenceToken !== undefined) values.push(STEP_FENCE_SETTING, fenceToken);
     return { text, values };
   }
 

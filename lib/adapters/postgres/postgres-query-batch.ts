@@ -112,20 +112,26 @@ export class PostgresQueryBatch {
     token: string,
   ): boolean {
     if (!this.mayGuess || !this.opening || this.writes.length > 0 || this.speculation) return false;
-    const tokenSlot = conditions.values.length + 1;
+    // The setting's name, the token and the empty string are bound too: no quote in the text.
+    const slot = conditions.values.length;
     this.speculation = {
       reads,
       fence: {
         text:
-          `SELECT set_config('${STEP_FENCE_SETTING}', CASE WHEN ${conditions.sql} ` +
-          `THEN $${tokenSlot} ELSE '' END, true) AS "fence"`,
-        values: [...conditions.values, token],
+          `SELECT set_config($${slot + 1}, CASE WHEN ${conditions.sql} ` +
+          `THEN $${slot + 2} ELSE $${slot + 3} END, true) AS "fence"`,
+        values: [...conditions.values, STEP_FENCE_SETTING, token, ''],
       },
       token,
       results: null,
       held: null,
     };
     return true;
+  }
+
+  /** Whether this transaction guessed its rows (`speculate`): its writes must all be fenced. */
+  get guessed(): boolean {
+    return this.speculation !== null;
   }
 
   /** The results of the speculative reads, once their message ran (else null). */

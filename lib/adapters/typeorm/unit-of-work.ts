@@ -46,6 +46,11 @@ export class UnitOfWork {
    * it sees every write of this unit of work.
    */
   async manager(): Promise<EntityManager> {
+    // A statement sent through TypeORM would not carry the fence of a guessed transaction.
+    if (this.batch?.guessed)
+      throw new Error(
+        'UnitOfWork: a transaction that guessed its rows (PostgresQueryBatch.speculate) writes through its batch only.',
+      );
     if (this.batch) await this.batch.flush();
     return this.entityManager;
   }
