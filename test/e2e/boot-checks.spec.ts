@@ -98,7 +98,9 @@ describe(`boot checks (${testDatabaseLabel})`, () => {
       }
       const error = await bootError(schema, []);
       expect(error).toBeInstanceOf(MissingMigrationError);
-      expect(error?.message).toMatch(/geneva_drive_signals\.payload.*still have MariaDB's json type/);
+      expect(error?.message).toMatch(
+        /geneva_drive_signals\.payload.*still have MariaDB's json type/,
+      );
       expect(error?.message).toContain('GenevaDriveMariaDbJsonText1764400004000');
     },
   );

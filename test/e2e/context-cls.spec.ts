@@ -49,7 +49,9 @@ describe(`CLS keys captured at start() (${testDatabaseLabel})`, () => {
 
   it('restores the request id around each step, after a restart too', async () => {
     harness = await boot();
-    const response = await request(harness.app.getHttpServer() as Parameters<typeof request>[0]).post('/signups').expect(201);
+    const response = await request(harness.app.getHttpServer() as Parameters<typeof request>[0])
+      .post('/signups')
+      .expect(201);
     const { workflowId, requestId } = response.body as { workflowId: string; requestId: string };
     expect(typeof requestId).toBe('string');
     expect(requestId.length).toBeGreaterThan(0);

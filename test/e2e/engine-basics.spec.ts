@@ -54,7 +54,9 @@ describe(`engine basics (${testDatabaseLabel} + BullMQ)`, () => {
   });
 
   it('@CancelIf cancels the workflow before the step runs', async () => {
-    const workflow = await harness.service.start(VoidableWorkflow, { hero: await newOrder('void') });
+    const workflow = await harness.service.start(VoidableWorkflow, {
+      hero: await newOrder('void'),
+    });
     await harness.waitForState(workflow.id, 'canceled');
     const [execution] = await harness.history(workflow.id);
     expect([execution.state, execution.outcome]).toEqual(['canceled', 'canceled']);

@@ -33,7 +33,9 @@ class WorkflowsController {
 
   @Post('start/:name/:orderId')
   async start(@Param('name') name: string, @Param('orderId') orderId: string) {
-    const hero = await this.dataSource.getRepository(Order).findOneByOrFail({ id: Number(orderId) });
+    const hero = await this.dataSource
+      .getRepository(Order)
+      .findOneByOrFail({ id: Number(orderId) });
     return this.workflows.start(name, { hero });
   }
 
@@ -106,7 +108,9 @@ describe(`GenevaDriveExceptionFilter (${testDatabaseLabel})`, () => {
 
   /** A PaymentWorkflow parked at its `capture` step (it waits for `payment`). */
   async function startedWorkflow(orderId: number): Promise<string> {
-    const started = await request(http).post(`/workflows/start/PaymentWorkflow/${orderId}`).expect(201);
+    const started = await request(http)
+      .post(`/workflows/start/PaymentWorkflow/${orderId}`)
+      .expect(201);
     return (started.body as { id: string }).id;
   }
 

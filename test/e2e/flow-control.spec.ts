@@ -1,6 +1,10 @@
 import { InvalidStateError } from '../../lib';
 import { Order } from '../fixtures/order.entity';
-import { RetryingWorkflow, ScriptedWorkflow, ShortWaitWorkflow } from '../fixtures/scripted.workflows';
+import {
+  RetryingWorkflow,
+  ScriptedWorkflow,
+  ShortWaitWorkflow,
+} from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
 import { testDatabaseLabel } from './support/database';
 import { itIf } from './support/describe-if';
@@ -96,18 +100,24 @@ describe(`flow control and exceptions inside steps (${testDatabaseLabel} + BullM
   });
 
   // Reads the BullMQ job's delay: not on the local transport.
-  itIf(testTransport !== 'local')('reattempt({ wait }) delays the new execution and its BullMQ job', async () => {
-    const { workflow } = await scripted({ a: (ctx) => ctx.reattempt({ wait: '1h' }) });
-    await harness.waitForWorkflow(workflow.id, (w) => w.state === 'ready' && w.updatedAt > w.createdAt);
-    const history = await waitForHistory(workflow.id, 2);
-    const current = history[1];
-    expect(current.state).toBe('scheduled');
-    const delayMs = current.scheduledFor.getTime() - current.createdAt.getTime();
-    expect(delayMs).toBeGreaterThan(3_599_000);
-    const job = await harness.queue().getJob(current.id);
-    expect(job?.delay).toBeGreaterThan(3_590_000);
-    await harness.service.cancel(workflow.id);
-  });
+  itIf(testTransport !== 'local')(
+    'reattempt({ wait }) delays the new execution and its BullMQ job',
+    async () => {
+      const { workflow } = await scripted({ a: (ctx) => ctx.reattempt({ wait: '1h' }) });
+      await harness.waitForWorkflow(
+        workflow.id,
+        (w) => w.state === 'ready' && w.updatedAt > w.createdAt,
+      );
+      const history = await waitForHistory(workflow.id, 2);
+      const current = history[1];
+      expect(current.state).toBe('scheduled');
+      const delayMs = current.scheduledFor.getTime() - current.createdAt.getTime();
+      expect(delayMs).toBeGreaterThan(3_599_000);
+      const job = await harness.queue().getJob(current.id);
+      expect(job?.delay).toBeGreaterThan(3_590_000);
+      await harness.service.cancel(workflow.id);
+    },
+  );
 
   it('a flow-control request is honored even when the step swallows what was thrown', async () => {
     const { order, workflow } = await scripted({
@@ -164,7 +174,10 @@ describe(`flow control and exceptions inside steps (${testDatabaseLabel} + BullM
       errorMessage: 'card declined',
     });
     expect(failed.errorBacktrace).toContain('flow-control.spec.ts');
-    expect(failed.metadata?.exception).toMatchObject({ class: 'PaymentDeclined', message: 'card declined' });
+    expect(failed.metadata?.exception).toMatchObject({
+      class: 'PaymentDeclined',
+      message: 'card declined',
+    });
     expect(reported.some((error) => error.message === 'card declined')).toBe(true);
   });
 

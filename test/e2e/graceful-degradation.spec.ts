@@ -51,13 +51,19 @@ describe(`graceful degradation without the resumable and signals migrations (${t
   it('once the migrations run, resume() picks the features up without a restart', async () => {
     const workflow = await harness.service.start(TenItemsWorkflow, { hero: await newOrder() });
     await harness.waitForState(workflow.id, 'paused');
-    const migrator = new DataSource({ ...dataSourceOptions(harness.schema, [Order]), synchronize: false, migrationsRun: false });
+    const migrator = new DataSource({
+      ...dataSourceOptions(harness.schema, [Order]),
+      synchronize: false,
+      migrationsRun: false,
+    });
     await migrator.initialize();
     await migrator.runMigrations();
     await migrator.destroy();
     await harness.service.resume(workflow);
     await harness.waitForState(workflow.id, 'finished');
     const history = await harness.history(workflow.id);
-    expect(history.filter((e) => e.stepName === 'process' && e.outcome === 'continued')).toHaveLength(3);
+    expect(
+      history.filter((e) => e.stepName === 'process' && e.outcome === 'continued'),
+    ).toHaveLength(3);
   });
 });

@@ -246,29 +246,33 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
 
     // A second app on the schema with worker: false, which the local transport refuses (one
     // process per deployment).
-    itIf(testTransport !== 'local')('does nothing when deleteCompletedWorkflowsAfter is null (a separate app)', async () => {
-      const other = await EngineHarness.boot({
-        workflows: HOUSEKEEPING_WORKFLOWS,
-        providers: [StepScript, IterationScript],
-        entities: [Order],
-        reuse: { schema: harness.schema, prefix: harness.prefix },
-        options: {
-          housekeeping: { enabled: false, deleteCompletedWorkflowsAfter: null },
-          worker: false,
-        },
-      });
-      try {
-        const done = await harness.waitForState(
-          (await harness.service.start(HousekeepingQuickWorkflow, { hero: await h.newOrder() })).id,
-          'finished',
-        );
-        await h.workflows().update(done.id, { transitionedAt: ago(400 * DAY) });
-        expect(await other.get(HousekeepingService).run()).toEqual(ZERO);
-        expect(await harness.service.find(done.id)).not.toBeNull();
-      } finally {
-        await other.closeApp();
-      }
-    });
+    itIf(testTransport !== 'local')(
+      'does nothing when deleteCompletedWorkflowsAfter is null (a separate app)',
+      async () => {
+        const other = await EngineHarness.boot({
+          workflows: HOUSEKEEPING_WORKFLOWS,
+          providers: [StepScript, IterationScript],
+          entities: [Order],
+          reuse: { schema: harness.schema, prefix: harness.prefix },
+          options: {
+            housekeeping: { enabled: false, deleteCompletedWorkflowsAfter: null },
+            worker: false,
+          },
+        });
+        try {
+          const done = await harness.waitForState(
+            (await harness.service.start(HousekeepingQuickWorkflow, { hero: await h.newOrder() }))
+              .id,
+            'finished',
+          );
+          await h.workflows().update(done.id, { transitionedAt: ago(400 * DAY) });
+          expect(await other.get(HousekeepingService).run()).toEqual(ZERO);
+          expect(await harness.service.find(done.id)).not.toBeNull();
+        } finally {
+          await other.closeApp();
+        }
+      },
+    );
   });
 
   describe('stuck in_progress', () => {
@@ -358,52 +362,57 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
     });
 
     // Looks for the successor's BullMQ job: none on the local transport.
-    itIf(testTransport !== 'local')('a paused workflow stays paused: the resumable successor waits without a job until resume()', async () => {
-      const order = await h.newOrder();
-      const entered = new Deferred();
-      const release = new Deferred();
-      iterations.plan(order, async (iter, ctx) => {
-        const first = ctx.stepExecution.continuesFromId === null;
-        await iter.iterateOver([0, 1, 2, 3], async (item) => {
-          iterations.record(order, item);
-          if (first && item === 1) {
-            entered.resolve();
-            await release.promise;
-            throw new Error('the worker died');
-          }
+    itIf(testTransport !== 'local')(
+      'a paused workflow stays paused: the resumable successor waits without a job until resume()',
+      async () => {
+        const order = await h.newOrder();
+        const entered = new Deferred();
+        const release = new Deferred();
+        iterations.plan(order, async (iter, ctx) => {
+          const first = ctx.stepExecution.continuesFromId === null;
+          await iter.iterateOver([0, 1, 2, 3], async (item) => {
+            iterations.record(order, item);
+            if (first && item === 1) {
+              entered.resolve();
+              await release.promise;
+              throw new Error('the worker died');
+            }
+          });
         });
-      });
-      const workflow = await harness.service.start(HousekeepingResumableWorkflow, { hero: order });
-      await entered.promise;
-      const stuck = await h.current(workflow.id);
-      await harness.service.pause(workflow);
-      await h.executions().update(stuck.id, { startedAt: ago(2 * HOUR) });
+        const workflow = await harness.service.start(HousekeepingResumableWorkflow, {
+          hero: order,
+        });
+        await entered.promise;
+        const stuck = await h.current(workflow.id);
+        await harness.service.pause(workflow);
+        await h.executions().update(stuck.id, { startedAt: ago(2 * HOUR) });
 
-      expect((await h.housekeeping().run()).stuckInProgressRecovered).toBe(1);
-      release.resolve();
-      const paused = (await harness.service.find(workflow.id))!;
-      expect(paused).toMatchObject({
-        state: 'paused',
-        currentStepName: null,
-        nextStepName: 'walk',
-      });
-      const successor = await h.current(workflow.id);
-      expect(successor).toMatchObject({
-        state: 'scheduled',
-        continuesFromId: stuck.id,
-        cursor: 1,
-        jobId: successor.id,
-      });
-      expect(await harness.queue().getJob(successor.id)).toBeUndefined();
+        expect((await h.housekeeping().run()).stuckInProgressRecovered).toBe(1);
+        release.resolve();
+        const paused = (await harness.service.find(workflow.id))!;
+        expect(paused).toMatchObject({
+          state: 'paused',
+          currentStepName: null,
+          nextStepName: 'walk',
+        });
+        const successor = await h.current(workflow.id);
+        expect(successor).toMatchObject({
+          state: 'scheduled',
+          continuesFromId: stuck.id,
+          cursor: 1,
+          jobId: successor.id,
+        });
+        expect(await harness.queue().getJob(successor.id)).toBeUndefined();
 
-      await harness.service.resume(workflow);
-      await harness.waitForState(workflow.id, 'finished');
-      expect(iterations.itemsOf(order)).toEqual([0, 1, 1, 2, 3]);
-      const walk = (await harness.history(workflow.id)).filter((e) => e.stepName === 'walk');
-      expect(
-        walk.map((e) => `${e.state}/${e.outcome}:${e.jobId === e.id ? 'first' : 'reenqueued'}`),
-      ).toEqual(['completed/recovered:first', 'completed/success:reenqueued']);
-    });
+        await harness.service.resume(workflow);
+        await harness.waitForState(workflow.id, 'finished');
+        expect(iterations.itemsOf(order)).toEqual([0, 1, 1, 2, 3]);
+        const walk = (await harness.history(workflow.id)).filter((e) => e.stepName === 'walk');
+        expect(
+          walk.map((e) => `${e.state}/${e.outcome}:${e.jobId === e.id ? 'first' : 'reenqueued'}`),
+        ).toEqual(['completed/recovered:first', 'completed/success:reenqueued']);
+      },
+    );
 
     it('a waitFor step: the recovered execution keeps its signal pin and the fresh one re-claims the signal at the gate', async () => {
       const order = await h.newOrder();
@@ -551,86 +560,94 @@ describe('housekeeping (PostgreSQL + BullMQ), reattempt', () => {
   // server connection behind PgBouncer), on MariaDB a GET_LOCK on a connection of its own. SQLite's
   // lock is an in-process flag per database file, exercised by the two-app race below. The stuck row
   // is a lost job: not on the local transport.
-  itIf(testDatabase !== 'sqlite' && testTransport !== 'local')('a run finds the database-wide lock held and skips the tick; the next run recovers', async () => {
-    const stuck = await h.stuckScheduled();
-    const mariadb = testDatabase === 'mariadb';
-    const holder = new DataSource(mariadb ? { ...mariadbConnection, database: harness.schema } : postgresConnection);
-    await holder.initialize();
-    const runner = holder.createQueryRunner();
-    await runner.connect();
-    const key = mariadb
-      ? [`geneva_drive_housekeeping:${harness.schema}`]
-      : [0x4744484b, `${harness.schema}.geneva_drive_workflows`];
-    try {
-      if (!mariadb) await runner.startTransaction();
-      const [{ locked }] = (await runner.query(
-        mariadb
-          ? 'SELECT GET_LOCK(?, 0) AS locked'
-          : 'SELECT pg_try_advisory_xact_lock($1::int, hashtext($2::text)) AS locked',
-        key,
-      )) as Array<{ locked: boolean | number }>;
-      expect(Boolean(locked)).toBe(true);
-      expect(await h.housekeeping().run()).toEqual(ZERO);
-      expect((await h.executions().findOneByOrFail({ id: stuck.execution.id })).jobId).toBe(
-        stuck.execution.id,
+  itIf(testDatabase !== 'sqlite' && testTransport !== 'local')(
+    'a run finds the database-wide lock held and skips the tick; the next run recovers',
+    async () => {
+      const stuck = await h.stuckScheduled();
+      const mariadb = testDatabase === 'mariadb';
+      const holder = new DataSource(
+        mariadb ? { ...mariadbConnection, database: harness.schema } : postgresConnection,
       );
-    } finally {
-      if (mariadb) await runner.query('SELECT RELEASE_LOCK(?)', key);
-      else if (runner.isTransactionActive) await runner.commitTransaction();
-      await runner.release();
-      await holder.destroy();
-    }
-    expect((await h.housekeeping().run()).stuckScheduledRecovered).toBe(1);
-    await harness.waitForState(stuck.workflow.id, 'finished');
-  });
+      await holder.initialize();
+      const runner = holder.createQueryRunner();
+      await runner.connect();
+      const key = mariadb
+        ? [`geneva_drive_housekeeping:${harness.schema}`]
+        : [0x4744484b, `${harness.schema}.geneva_drive_workflows`];
+      try {
+        if (!mariadb) await runner.startTransaction();
+        const [{ locked }] = (await runner.query(
+          mariadb
+            ? 'SELECT GET_LOCK(?, 0) AS locked'
+            : 'SELECT pg_try_advisory_xact_lock($1::int, hashtext($2::text)) AS locked',
+          key,
+        )) as Array<{ locked: boolean | number }>;
+        expect(Boolean(locked)).toBe(true);
+        expect(await h.housekeeping().run()).toEqual(ZERO);
+        expect((await h.executions().findOneByOrFail({ id: stuck.execution.id })).jobId).toBe(
+          stuck.execution.id,
+        );
+      } finally {
+        if (mariadb) await runner.query('SELECT RELEASE_LOCK(?)', key);
+        else if (runner.isTransactionActive) await runner.commitTransaction();
+        await runner.release();
+        await holder.destroy();
+      }
+      expect((await h.housekeeping().run()).stuckScheduledRecovered).toBe(1);
+      await harness.waitForState(stuck.workflow.id, 'finished');
+    },
+  );
 
   // Two processes, one with worker: false, and lost jobs: not on the local transport.
-  itIf(testTransport !== 'local')('concurrent runs in two processes never recover a row twice (raced, many rounds)', async () => {
-    const other = await EngineHarness.boot({
-      workflows: HOUSEKEEPING_WORKFLOWS,
-      providers: [StepScript, IterationScript],
-      entities: [Order],
-      reuse: { schema: harness.schema, prefix: harness.prefix },
-      // Steps run in the first app, whose script holds the plans.
-      options: { housekeeping: { enabled: false, batchSize: 2 }, worker: false },
-    });
-    try {
-      for (let round = 0; round < 8; round++) {
-        const scheduled = [
-          await h.stuckScheduled(),
-          await h.stuckScheduled(),
-          await h.stuckScheduled(),
-        ];
-        const inProgress = [await h.stuckInProgress(script), await h.stuckInProgress(script)];
-        const results = await Promise.all([
-          h.housekeeping().run(),
-          other.get(HousekeepingService).run(),
-          h.housekeeping().run(),
-          other.get(HousekeepingService).run(),
-        ]);
-        const total = (key: keyof HousekeepingResult) =>
-          results.reduce((sum, r) => sum + r[key], 0);
-        expect(total('stuckScheduledRecovered')).toBe(3);
-        expect(total('stuckInProgressRecovered')).toBe(2);
-        for (const row of scheduled) {
-          expect((await h.executions().findOneByOrFail({ id: row.execution.id })).jobId).toBe(
-            `${row.execution.id}_1`,
-          );
+  itIf(testTransport !== 'local')(
+    'concurrent runs in two processes never recover a row twice (raced, many rounds)',
+    async () => {
+      const other = await EngineHarness.boot({
+        workflows: HOUSEKEEPING_WORKFLOWS,
+        providers: [StepScript, IterationScript],
+        entities: [Order],
+        reuse: { schema: harness.schema, prefix: harness.prefix },
+        // Steps run in the first app, whose script holds the plans.
+        options: { housekeeping: { enabled: false, batchSize: 2 }, worker: false },
+      });
+      try {
+        for (let round = 0; round < 8; round++) {
+          const scheduled = [
+            await h.stuckScheduled(),
+            await h.stuckScheduled(),
+            await h.stuckScheduled(),
+          ];
+          const inProgress = [await h.stuckInProgress(script), await h.stuckInProgress(script)];
+          const results = await Promise.all([
+            h.housekeeping().run(),
+            other.get(HousekeepingService).run(),
+            h.housekeeping().run(),
+            other.get(HousekeepingService).run(),
+          ]);
+          const total = (key: keyof HousekeepingResult) =>
+            results.reduce((sum, r) => sum + r[key], 0);
+          expect(total('stuckScheduledRecovered')).toBe(3);
+          expect(total('stuckInProgressRecovered')).toBe(2);
+          for (const row of scheduled) {
+            expect((await h.executions().findOneByOrFail({ id: row.execution.id })).jobId).toBe(
+              `${row.execution.id}_1`,
+            );
+          }
+          for (const row of inProgress) {
+            await harness.waitForState(row.workflow.id, 'finished');
+            row.release();
+            const work = (await harness.history(row.workflow.id)).filter(
+              (e) => e.stepName === 'work',
+            );
+            expect(work.map((e) => e.outcome)).toEqual(['recovered', 'success']);
+          }
+          for (const row of scheduled) await harness.waitForState(row.workflow.id, 'finished');
         }
-        for (const row of inProgress) {
-          await harness.waitForState(row.workflow.id, 'finished');
-          row.release();
-          const work = (await harness.history(row.workflow.id)).filter(
-            (e) => e.stepName === 'work',
-          );
-          expect(work.map((e) => e.outcome)).toEqual(['recovered', 'success']);
-        }
-        for (const row of scheduled) await harness.waitForState(row.workflow.id, 'finished');
+      } finally {
+        await other.closeApp();
       }
-    } finally {
-      await other.closeApp();
-    }
-  });
+    },
+  );
 });
 
 /** The housekeeping lock's key in pg_locks: "GDHK", then hashtext of the schema-qualified table. */
@@ -701,7 +718,11 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
     it('two concurrent runs: exactly one runs and the other skips, then the lock is free again for either (raced, many rounds)', async () => {
       const schema = apps[0].schema;
       const key = [0x4744484b, `${schema}.geneva_drive_workflows`];
-      const tables = ['geneva_drive_workflows', 'geneva_drive_step_executions', 'geneva_drive_signals']
+      const tables = [
+        'geneva_drive_workflows',
+        'geneva_drive_step_executions',
+        'geneva_drive_signals',
+      ]
         .map((table) => `"${schema}"."${table}"`)
         .join(', ');
       // One connection for the table locks and the observations: behind PgBouncer an open
@@ -796,17 +817,20 @@ describe('housekeeping (PostgreSQL + BullMQ), cancel', () => {
   });
 
   // A lost job: not on the local transport.
-  itIf(testTransport !== 'local')('stuck scheduled: execution canceled/recovered, workflow canceled, nothing enqueued', async () => {
-    const stuck = await h.stuckScheduled();
-    expect((await h.housekeeping().run()).stuckScheduledRecovered).toBe(1);
-    expect((await harness.service.find(stuck.workflow.id))!.state).toBe('canceled');
-    const [execution] = await harness.history(stuck.workflow.id);
-    expect(execution).toMatchObject({
-      state: 'canceled',
-      outcome: 'recovered',
-      jobId: stuck.execution.id,
-    });
-  });
+  itIf(testTransport !== 'local')(
+    'stuck scheduled: execution canceled/recovered, workflow canceled, nothing enqueued',
+    async () => {
+      const stuck = await h.stuckScheduled();
+      expect((await h.housekeeping().run()).stuckScheduledRecovered).toBe(1);
+      expect((await harness.service.find(stuck.workflow.id))!.state).toBe('canceled');
+      const [execution] = await harness.history(stuck.workflow.id);
+      expect(execution).toMatchObject({
+        state: 'canceled',
+        outcome: 'recovered',
+        jobId: stuck.execution.id,
+      });
+    },
+  );
 });
 
 describe('housekeeping gauges (PostgreSQL + BullMQ)', () => {
@@ -887,50 +911,53 @@ describe('housekeeping gauges (PostgreSQL + BullMQ)', () => {
 });
 
 // Its stuck row is a lost job: not on the local transport.
-describeIf(testTransport !== 'local')('housekeeping before the resumable and signals migrations ran (PostgreSQL + BullMQ)', () => {
-  let harness: EngineHarness;
-  const gauges = new Map<string, number>();
-  const h = helpers(() => harness);
+describeIf(testTransport !== 'local')(
+  'housekeeping before the resumable and signals migrations ran (PostgreSQL + BullMQ)',
+  () => {
+    let harness: EngineHarness;
+    const gauges = new Map<string, number>();
+    const h = helpers(() => harness);
 
-  beforeAll(async () => {
-    harness = await EngineHarness.boot({
-      workflows: HOUSEKEEPING_WORKFLOWS,
-      providers: [StepScript, IterationScript],
-      entities: [Order],
-      migrations: GENEVA_DRIVE_MIGRATIONS.slice(0, 1),
-      options: {
-        housekeeping: { enabled: false },
-        metrics: {
-          gauge: (name, value, tags) =>
-            gauges.set(tags ? `${name}{${tags.workflow}}` : name, value),
+    beforeAll(async () => {
+      harness = await EngineHarness.boot({
+        workflows: HOUSEKEEPING_WORKFLOWS,
+        providers: [StepScript, IterationScript],
+        entities: [Order],
+        migrations: GENEVA_DRIVE_MIGRATIONS.slice(0, 1),
+        options: {
+          housekeeping: { enabled: false },
+          metrics: {
+            gauge: (name, value, tags) =>
+              gauges.set(tags ? `${name}{${tags.workflow}}` : name, value),
+          },
         },
-      },
+      });
     });
-  });
 
-  afterAll(() => harness?.close());
+    afterAll(() => harness?.close());
 
-  it('cleans up, recovers and reports the workflow gauges; the waiting gauges are skipped', async () => {
-    const done = await harness.waitForState(
-      (await harness.service.start(HousekeepingQuickWorkflow, { hero: await h.newOrder() })).id,
-      'finished',
-    );
-    await h.workflows().update(done.id, { transitionedAt: ago(40 * DAY) });
-    const stuck = await h.stuckScheduled();
+    it('cleans up, recovers and reports the workflow gauges; the waiting gauges are skipped', async () => {
+      const done = await harness.waitForState(
+        (await harness.service.start(HousekeepingQuickWorkflow, { hero: await h.newOrder() })).id,
+        'finished',
+      );
+      await h.workflows().update(done.id, { transitionedAt: ago(40 * DAY) });
+      const stuck = await h.stuckScheduled();
 
-    expect(await h.housekeeping().run()).toEqual({
-      ...ZERO,
-      workflowsCleanedUp: 1,
-      stepExecutionsCleanedUp: 1,
-      stuckScheduledRecovered: 1,
+      expect(await h.housekeeping().run()).toEqual({
+        ...ZERO,
+        workflowsCleanedUp: 1,
+        stepExecutionsCleanedUp: 1,
+        stuckScheduledRecovered: 1,
+      });
+      await harness.waitForState(stuck.workflow.id, 'finished');
+      // Read after the cleanup: the deleted workflow no longer counts.
+      expect(gauges.get('geneva_drive.finished{HousekeepingQuickWorkflow}')).toBe(0);
+      expect(gauges.get('geneva_drive.paused_ratio{HousekeepingDelayedWorkflow}')).toBe(0);
+      expect([...gauges.keys()].filter((name) => name.includes('waiting'))).toEqual([]);
     });
-    await harness.waitForState(stuck.workflow.id, 'finished');
-    // Read after the cleanup: the deleted workflow no longer counts.
-    expect(gauges.get('geneva_drive.finished{HousekeepingQuickWorkflow}')).toBe(0);
-    expect(gauges.get('geneva_drive.paused_ratio{HousekeepingDelayedWorkflow}')).toBe(0);
-    expect([...gauges.keys()].filter((name) => name.includes('waiting'))).toEqual([]);
-  });
-});
+  },
+);
 
 describe('housekeeping schedule (@nestjs/schedule)', () => {
   let schema: string;

@@ -146,9 +146,7 @@ describe(`local transport (${testDatabaseLabel}, no Redis)`, () => {
     // One job at a time on 'prio': the first one holds it while the backlog queues up behind it.
     const oneAtATime: GenevaDriveModuleOptions = { queues: { prio: { concurrency: 1 } } };
     const first = await boot(undefined, oneAtATime);
-    const [held, ...backlog] = await Promise.all(
-      Array.from({ length: 9 }, () => newOrder(first)),
-    );
+    const [held, ...backlog] = await Promise.all(Array.from({ length: 9 }, () => newOrder(first)));
     const urgent = await newOrder(first);
     const entered = new Deferred();
     const release = new Deferred();

@@ -203,7 +203,10 @@ async function indexNames(ds: DataSource, table: string): Promise<string[]> {
 }
 
 /** Invariants enforced by the schema itself, shared by the PostgreSQL, MariaDB and SQLite suites. */
-function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: { foreignKeys: boolean }): void {
+function describeConstraints(
+  getDataSource: () => DataSource,
+  { foreignKeys }: { foreignKeys: boolean },
+): void {
   it('rejects a second ongoing workflow for the same (type, hero) until the first is over', async () => {
     const ds = getDataSource();
     const first = await saveWorkflow(ds, { heroId: 'unique-1' });
@@ -362,7 +365,17 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
     expect(reloadedSignal.payload).toBeNull();
 
     // JSON values that are strings which themselves read as JSON come back as those strings.
-    const payloads: unknown[] = ['123', '{"x":1}', 'true', 'null', '"q"', 7, false, [2, '1'], 'Zürich ✓'];
+    const payloads: unknown[] = [
+      '123',
+      '{"x":1}',
+      'true',
+      'null',
+      '"q"',
+      7,
+      false,
+      [2, '1'],
+      'Zürich ✓',
+    ];
     for (const payload of payloads) {
       const saved = await ds
         .getRepository(SignalEntity)
@@ -373,7 +386,9 @@ function describeConstraints(getDataSource: () => DataSource, { foreignKeys }: {
     const stringCursor = await ds
       .getRepository(StepExecutionEntity)
       .save(newExecution(ds, workflow.id, 'completed', { cursor: '42' }));
-    const reloadedCursor = await ds.getRepository(StepExecutionEntity).findOneByOrFail({ id: stringCursor.id });
+    const reloadedCursor = await ds
+      .getRepository(StepExecutionEntity)
+      .findOneByOrFail({ id: stringCursor.id });
     expect(reloadedCursor.cursor).toBe('42');
   });
 
@@ -925,9 +940,13 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     expect(generated[0].expression).toMatch(
       /^if\(`state` not in \('finished','canceled'\) and `allow_multiple` = 0 and `hero_id` is not null,unhex\(md5\(concat_ws\(.*char\(31\).*`type`,`hero_type`,`hero_id`\)\)\),NULL\)$/,
     );
-    expect(generated[1].expression).toMatch(/^if\(`state` in \('scheduled','in_progress'\),unhex\(md5\(/);
+    expect(generated[1].expression).toMatch(
+      /^if\(`state` in \('scheduled','in_progress'\),unhex\(md5\(/,
+    );
 
-    const indexes = await ds.query<Array<{ name: string; unique: string | number; columns: string }>>(
+    const indexes = await ds.query<
+      Array<{ name: string; unique: string | number; columns: string }>
+    >(
       `SELECT INDEX_NAME AS name, MIN(NON_UNIQUE) = 0 AS \`unique\`,
               GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) AS columns
          FROM information_schema.STATISTICS
@@ -936,15 +955,25 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     );
     const index = (name: string) => {
       const found = indexes.find((row) => row.name === name);
-      return found ? `${Number(found.unique) ? 'UNIQUE ' : ''}(${found.columns})` : `<missing ${name}>`;
+      return found
+        ? `${Number(found.unique) ? 'UNIQUE ' : ''}(${found.columns})`
+        : `<missing ${name}>`;
     };
     expect(indexes).toHaveLength(19);
     expect(index('index_geneva_drive_workflows_state_created')).toBe('(state,created_at,id)');
     expect(index('index_geneva_drive_workflows_on_hero_id')).toBe('(hero_id)');
-    expect(index('index_geneva_drive_workflows_unique_ongoing')).toBe('UNIQUE (ongoing_unique_key)');
-    expect(index('index_geneva_drive_step_executions_one_active')).toBe('UNIQUE (active_unique_key)');
-    expect(index('index_geneva_drive_step_executions_in_progress_started_at')).toBe('(state,started_at)');
-    expect(index('index_geneva_drive_signals_dedup')).toBe('UNIQUE (workflow_id,name,idempotency_key)');
+    expect(index('index_geneva_drive_workflows_unique_ongoing')).toBe(
+      'UNIQUE (ongoing_unique_key)',
+    );
+    expect(index('index_geneva_drive_step_executions_one_active')).toBe(
+      'UNIQUE (active_unique_key)',
+    );
+    expect(index('index_geneva_drive_step_executions_in_progress_started_at')).toBe(
+      '(state,started_at)',
+    );
+    expect(index('index_geneva_drive_signals_dedup')).toBe(
+      'UNIQUE (workflow_id,name,idempotency_key)',
+    );
 
     const foreignKeys = await ds.query<unknown[]>(
       'SELECT CONSTRAINT_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ?',
@@ -965,7 +994,10 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     };
     for (const table of TABLES) {
       expect(col(`${table}.id`).columnType).toBe('char(36)');
-      expect(col(`${table}.created_at`)).toMatchObject({ columnType: 'datetime(3)', columnDefault: null });
+      expect(col(`${table}.created_at`)).toMatchObject({
+        columnType: 'datetime(3)',
+        columnDefault: null,
+      });
       expect(Number(col(`${table}.created_at`).precision)).toBe(3);
     }
     expect(col('geneva_drive_step_executions.workflow_id').columnType).toBe('char(36)');
@@ -973,7 +1005,10 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     expect(col('geneva_drive_step_executions.signal_id').columnType).toBe('char(36)');
     expect(col('geneva_drive_step_executions.waiting_since').columnType).toBe('datetime(3)');
     expect(col('geneva_drive_workflows.hero_id').columnType).toBe('varchar(255)');
-    expect(col('geneva_drive_workflows.allow_multiple')).toMatchObject({ columnType: 'tinyint(1)', columnDefault: '0' });
+    expect(col('geneva_drive_workflows.allow_multiple')).toMatchObject({
+      columnType: 'tinyint(1)',
+      columnDefault: '0',
+    });
     expect(col('geneva_drive_signals.claimed').dataType).toBe('int');
     expect(col('geneva_drive_step_executions.error_backtrace').dataType).toBe('mediumtext');
     // JSON: LONGTEXT with a named table-level JSON_VALID check, not MariaDB's json type (whose
@@ -984,22 +1019,30 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
   describeConstraints(() => ds, { foreignKeys: false });
 
   it('restores what a partial run left out when up() runs again', async () => {
-    await ds.query('DROP INDEX `index_geneva_drive_step_executions_one_active` ON `geneva_drive_step_executions`');
+    await ds.query(
+      'DROP INDEX `index_geneva_drive_step_executions_one_active` ON `geneva_drive_step_executions`',
+    );
     await ds.query('ALTER TABLE `geneva_drive_workflows` DROP COLUMN `ongoing_unique_key`');
     await ds.query('ALTER TABLE `geneva_drive_step_executions` DROP COLUMN `waiting_since`');
-    expect(await indexNames(ds, 'geneva_drive_workflows')).not.toContain('index_geneva_drive_workflows_unique_ongoing');
+    expect(await indexNames(ds, 'geneva_drive_workflows')).not.toContain(
+      'index_geneva_drive_workflows_unique_ongoing',
+    );
     await rerunAllUps(ds);
     expect(await indexNames(ds, 'geneva_drive_step_executions')).toContain(
       'index_geneva_drive_step_executions_one_active',
     );
-    expect(await indexNames(ds, 'geneva_drive_workflows')).toContain('index_geneva_drive_workflows_unique_ongoing');
+    expect(await indexNames(ds, 'geneva_drive_workflows')).toContain(
+      'index_geneva_drive_workflows_unique_ongoing',
+    );
     await withQueryRunner(ds, async (qr) => {
       expect(await qr.hasColumn('geneva_drive_step_executions', 'waiting_since')).toBe(true);
       expect(await qr.hasColumn('geneva_drive_workflows', 'ongoing_unique_key')).toBe(true);
     });
     // The rebuilt key enforces the rule again.
     await saveWorkflow(ds, { heroId: 'rebuilt-1' });
-    await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(QueryFailedError);
+    await expect(saveWorkflow(ds, { heroId: 'rebuilt-1' })).rejects.toBeInstanceOf(
+      QueryFailedError,
+    );
   });
 
   it('undoes all nine migrations and applies them again', async () => {

@@ -1,6 +1,10 @@
 import {
   InvalidStateError,
-  StepExecutionEntity, StepNotDefinedError, WorkflowNotFoundError, type WorkflowEntity } from '../../lib';
+  StepExecutionEntity,
+  StepNotDefinedError,
+  WorkflowNotFoundError,
+  type WorkflowEntity,
+} from '../../lib';
 import { Order } from '../fixtures/order.entity';
 import { DelayedStartWorkflow, ScriptedWorkflow } from '../fixtures/scripted.workflows';
 import { StepScript } from '../fixtures/step-script';
@@ -64,7 +68,9 @@ describe(`operator verbs from every state (${testDatabaseLabel} + BullMQ)`, () =
     });
 
     it('resume() is refused', async () => {
-      await expect(harness.service.resume(await readyWorkflow())).rejects.toThrow(InvalidStateError);
+      await expect(harness.service.resume(await readyWorkflow())).rejects.toThrow(
+        InvalidStateError,
+      );
     });
 
     it('skip() skips the current execution and schedules the next step', async () => {
@@ -91,24 +97,29 @@ describe(`operator verbs from every state (${testDatabaseLabel} + BullMQ)`, () =
   describe('from paused', () => {
     it('pause() is refused', async () => {
       const workflow = await harness.service.pause(await readyWorkflow());
-      await expect(harness.service.pause(workflow)).rejects.toThrow('Cannot pause a paused workflow');
+      await expect(harness.service.pause(workflow)).rejects.toThrow(
+        'Cannot pause a paused workflow',
+      );
     });
 
     // Reads the BullMQ job's delay: not on the local transport.
-    itIf(testTransport !== 'local')('resume() keeps a future scheduled_for: the same execution is re-enqueued delayed', async () => {
-      const workflow = await readyWorkflow();
-      const before = (await harness.service.currentExecution(workflow))!;
-      await harness.service.pause(workflow);
-      const resumed = await harness.service.resume(workflow);
-      expect(resumed.state).toBe('ready');
-      expect(resumed.transitionedAt).toBeNull();
-      const after = (await harness.service.currentExecution(workflow))!;
-      expect(after.id).toBe(before.id);
-      expect(after.scheduledFor.getTime()).toBe(before.scheduledFor.getTime());
-      expect(after.jobId).toBe(`${before.id}_1`);
-      const job = await harness.queue().getJob(after.jobId!);
-      expect(job?.delay).toBeGreaterThan(3_500_000);
-    });
+    itIf(testTransport !== 'local')(
+      'resume() keeps a future scheduled_for: the same execution is re-enqueued delayed',
+      async () => {
+        const workflow = await readyWorkflow();
+        const before = (await harness.service.currentExecution(workflow))!;
+        await harness.service.pause(workflow);
+        const resumed = await harness.service.resume(workflow);
+        expect(resumed.state).toBe('ready');
+        expect(resumed.transitionedAt).toBeNull();
+        const after = (await harness.service.currentExecution(workflow))!;
+        expect(after.id).toBe(before.id);
+        expect(after.scheduledFor.getTime()).toBe(before.scheduledFor.getTime());
+        expect(after.jobId).toBe(`${before.id}_1`);
+        const job = await harness.queue().getJob(after.jobId!);
+        expect(job?.delay).toBeGreaterThan(3_500_000);
+      },
+    );
 
     it('resume() runs an overdue execution now', async () => {
       const workflow = await readyWorkflow();
@@ -139,7 +150,7 @@ describe(`operator verbs from every state (${testDatabaseLabel} + BullMQ)`, () =
     it('cancel() cancels', async () => {
       const workflow = await harness.service.pause(await readyWorkflow());
       expect((await harness.service.cancel(workflow)).state).toBe('canceled');
-      expect((await harness.service.currentExecution(workflow))).toBeNull();
+      expect(await harness.service.currentExecution(workflow)).toBeNull();
     });
 
     it('resumeAt() starts over at the named step and refuses unknown steps', async () => {
@@ -150,7 +161,10 @@ describe(`operator verbs from every state (${testDatabaseLabel} + BullMQ)`, () =
       expect(execution.stepName).toBe('after');
       await harness.waitForState(workflow.id, 'finished');
       const history = await harness.history(workflow.id);
-      expect(history.map((e) => `${e.stepName}:${e.state}`)).toEqual(['later:canceled', 'after:completed']);
+      expect(history.map((e) => `${e.stepName}:${e.state}`)).toEqual([
+        'later:canceled',
+        'after:completed',
+      ]);
     });
   });
 

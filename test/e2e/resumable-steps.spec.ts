@@ -12,7 +12,12 @@ import { Deferred } from './support/deferred';
 import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
-const WORKFLOWS = [TenItemsWorkflow, ScriptedResumableWorkflow, TimedResumableWorkflow, SubscribersWorkflow];
+const WORKFLOWS = [
+  TenItemsWorkflow,
+  ScriptedResumableWorkflow,
+  TimedResumableWorkflow,
+  SubscribersWorkflow,
+];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe(`resumable steps (${testDatabaseLabel} + BullMQ)`, () => {
@@ -49,7 +54,9 @@ describe(`resumable steps (${testDatabaseLabel} + BullMQ)`, () => {
       'completed/continued:9',
       'completed/success:10',
     ]);
-    expect(executions.slice(1).map((e) => e.continuesFromId)).toEqual(executions.slice(0, 3).map((e) => e.id));
+    expect(executions.slice(1).map((e) => e.continuesFromId)).toEqual(
+      executions.slice(0, 3).map((e) => e.id),
+    );
   });
 
   it('iterateOverRecords walks rows by keyset; iterateOverBatches checkpoints the max id per batch', async () => {
@@ -103,7 +110,10 @@ describe(`resumable steps (${testDatabaseLabel} + BullMQ)`, () => {
     await reachedThree.promise;
     await harness.service.pause(workflow);
     goOn.resolve();
-    await harness.waitForWorkflow(workflow.id, (w) => w.state === 'paused' && w.currentStepName === null);
+    await harness.waitForWorkflow(
+      workflow.id,
+      (w) => w.state === 'paused' && w.currentStepName === null,
+    );
     const [first] = await chain(workflow, 'walk');
     expect([first.state, first.outcome, first.cursor]).toEqual(['completed', 'workflow_paused', 4]);
     await harness.service.resume(workflow);
@@ -142,9 +152,16 @@ describe(`resumable steps (${testDatabaseLabel} + BullMQ)`, () => {
       if (iter.cursor === null) await iter.skipTo(5, { wait: '1h' });
     });
     const workflow = await harness.service.start(ScriptedResumableWorkflow, { hero: order });
-    await harness.waitForWorkflow(workflow.id, async () => (await chain(workflow, 'walk')).length === 2);
+    await harness.waitForWorkflow(
+      workflow.id,
+      async () => (await chain(workflow, 'walk')).length === 2,
+    );
     const [first, successor] = await chain(workflow, 'walk');
-    expect([first.outcome, successor.state, successor.cursor]).toEqual(['continued', 'scheduled', 5]);
+    expect([first.outcome, successor.state, successor.cursor]).toEqual([
+      'continued',
+      'scheduled',
+      5,
+    ]);
     expect(successor.scheduledFor.getTime() - Date.now()).toBeGreaterThan(3_500_000);
     await harness.service.cancel(workflow);
   });
@@ -162,7 +179,11 @@ describe(`resumable steps (${testDatabaseLabel} + BullMQ)`, () => {
     await harness.waitForState(w1.id, 'finished');
     expect(script.itemsOf(rewound)).toEqual(['a', 'b', 'a', 'b', 'c']);
     const [rewoundExecution, restarted] = await chain(w1, 'walk');
-    expect([rewoundExecution.outcome, rewoundExecution.cursor, restarted.cursor]).toEqual(['reattempted', null, 3]);
+    expect([rewoundExecution.outcome, rewoundExecution.cursor, restarted.cursor]).toEqual([
+      'reattempted',
+      null,
+      3,
+    ]);
 
     const flaky = await newOrder();
     let failures = 0;
@@ -176,7 +197,11 @@ describe(`resumable steps (${testDatabaseLabel} + BullMQ)`, () => {
     await harness.waitForState(w2.id, 'finished');
     expect(script.itemsOf(flaky)).toEqual(['a', 'b', 'c', 'd']);
     const [failed, successor] = await chain(w2, 'walk');
-    expect([failed.outcome, failed.cursor, successor.continuesFromId]).toEqual(['reattempted', 2, failed.id]);
+    expect([failed.outcome, failed.cursor, successor.continuesFromId]).toEqual([
+      'reattempted',
+      2,
+      failed.id,
+    ]);
   });
 
   it('a string cursor that reads as JSON ("42") comes back as that string', async () => {
@@ -215,7 +240,11 @@ describe(`resumable steps (${testDatabaseLabel} + BullMQ)`, () => {
 
 describe(`resumable steps across a restart (${testDatabaseLabel} + BullMQ)`, () => {
   it('closing the app mid-iteration loses no item: a new process continues from the checkpoint', async () => {
-    const first = await EngineHarness.boot({ workflows: WORKFLOWS, providers: [IterationScript], entities: [Order] });
+    const first = await EngineHarness.boot({
+      workflows: WORKFLOWS,
+      providers: [IterationScript],
+      entities: [Order],
+    });
     const order = await first.dataSource.getRepository(Order).save({ status: 'new' });
     const started = new Deferred();
     const items = [...Array(30).keys()];

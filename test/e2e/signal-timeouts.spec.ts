@@ -52,8 +52,10 @@ describe(`signal wait timeouts (${testDatabaseLabel} + Redis)`, () => {
   });
 
   const newOrder = () => harness.dataSource.getRepository(Order).save({ status: 'new' });
-  const parked = (workflow: WorkflowEntity, count = 1) => events.forWorkflow(CHANNELS.park, workflow.id, count);
-  const timedOut = (workflow: WorkflowEntity, count = 1) => events.forWorkflow(CHANNELS.waitTimeout, workflow.id, count);
+  const parked = (workflow: WorkflowEntity, count = 1) =>
+    events.forWorkflow(CHANNELS.park, workflow.id, count);
+  const timedOut = (workflow: WorkflowEntity, count = 1) =>
+    events.forWorkflow(CHANNELS.waitTimeout, workflow.id, count);
   const executionsOf = async (workflow: WorkflowEntity, stepName: string) =>
     (await harness.history(workflow.id)).filter((execution) => execution.stepName === stepName);
   /** Moves a parked execution's deadline into the past, as if its hour had gone by. */
@@ -74,7 +76,9 @@ describe(`signal wait timeouts (${testDatabaseLabel} + Redis)`, () => {
     await parked(workflow, 2); // capture, then settle (waiting for `receipt`, no timeout)
     const [capture] = await executionsOf(workflow, 'capture');
     expect(capture).toMatchObject({ state: 'skipped', outcome: 'skipped' });
-    expect(capture.waitDeadlineAt!.getTime() - capture.waitingSince!.getTime()).toBe(SHORT_TIMEOUT_MS);
+    expect(capture.waitDeadlineAt!.getTime() - capture.waitingSince!.getTime()).toBe(
+      SHORT_TIMEOUT_MS,
+    );
     expect(capture.metadata?.exception).toMatchObject({ class: 'SignalWaitTimeoutError' });
     expect(script.callsFor(order)).toEqual(['ship']);
     const [settle] = await executionsOf(workflow, 'settle');
@@ -106,7 +110,11 @@ describe(`signal wait timeouts (${testDatabaseLabel} + Redis)`, () => {
     await timedOut(workflow);
     expect((await harness.service.find(workflow.id))?.state).toBe('paused');
     const [first] = await executionsOf(workflow, 'capture');
-    expect(first).toMatchObject({ state: 'failed', outcome: 'failed', errorClassName: 'SignalWaitTimeoutError' });
+    expect(first).toMatchObject({
+      state: 'failed',
+      outcome: 'failed',
+      errorClassName: 'SignalWaitTimeoutError',
+    });
     expect(first.errorMessage).toContain("signal 'payment'");
 
     await harness.service.resume(workflow);
@@ -124,55 +132,72 @@ describe(`signal wait timeouts (${testDatabaseLabel} + Redis)`, () => {
     await timedOut(workflow, 3);
     expect((await harness.service.find(workflow.id))?.state).toBe('canceled');
     const captures = await executionsOf(workflow, 'capture');
-    expect(captures.map((execution) => execution.outcome)).toEqual(['reattempted', 'reattempted', 'canceled']);
+    expect(captures.map((execution) => execution.outcome)).toEqual([
+      'reattempted',
+      'reattempted',
+      'canceled',
+    ]);
     const deadlines = captures.map((execution) => execution.waitDeadlineAt!.getTime());
     expect(deadlines[1]).toBeGreaterThan(deadlines[0]);
     expect(deadlines[2]).toBeGreaterThan(deadlines[1]);
   });
 
   it('without onTimeout, the exception policy decides: the class policy for SignalWaitTimeoutError, else pause', async () => {
-    const skipping = await harness.service.start(TimeoutClassPolicyWorkflow, { hero: await newOrder() });
-    const pausing = await harness.service.start(TimeoutDefaultPolicyWorkflow, { hero: await newOrder() });
+    const skipping = await harness.service.start(TimeoutClassPolicyWorkflow, {
+      hero: await newOrder(),
+    });
+    const pausing = await harness.service.start(TimeoutDefaultPolicyWorkflow, {
+      hero: await newOrder(),
+    });
     await Promise.all([timedOut(skipping), timedOut(pausing)]);
     await events.forWorkflow(CHANNELS.finalize, skipping.id, 2); // capture's timeout, then ship
     expect((await harness.service.find(skipping.id))?.state).toBe('finished');
     expect((await executionsOf(skipping, 'capture'))[0].outcome).toBe('skipped');
     expect((await harness.service.find(pausing.id))?.state).toBe('paused');
-    expect((await executionsOf(pausing, 'capture'))[0]).toMatchObject({ outcome: 'failed', errorClassName: 'SignalWaitTimeoutError' });
+    expect((await executionsOf(pausing, 'capture'))[0]).toMatchObject({
+      outcome: 'failed',
+      errorClassName: 'SignalWaitTimeoutError',
+    });
   });
 
   // The timeout jobs are looked up in BullMQ (timeoutJobsOf): not on the local transport, whose
   // timers local-transport.spec covers.
-  itIf(testTransport !== 'local')('the deadline is a delayed BullMQ job fenced by execution id', async () => {
-    const order = await newOrder();
-    const workflow = await harness.service.start(LongTimeoutWorkflow, { hero: order });
-    await parked(workflow);
-    const [capture] = await executionsOf(workflow, 'capture');
-    expect(capture.waitDeadlineAt!.getTime() - capture.waitingSince!.getTime()).toBe(HOUR);
-    const [job] = await timeoutJobsOf(capture);
-    expect(job.id).toMatch(new RegExp(`^${capture.id}_timeout_\\d+$`));
-    expect(await job.getState()).toBe('delayed');
-    expect(job.opts.delay).toBeGreaterThan(HOUR - 60_000);
-    expect(job.opts.delay).toBeLessThanOrEqual(HOUR);
-    await harness.service.cancel(workflow);
-  });
+  itIf(testTransport !== 'local')(
+    'the deadline is a delayed BullMQ job fenced by execution id',
+    async () => {
+      const order = await newOrder();
+      const workflow = await harness.service.start(LongTimeoutWorkflow, { hero: order });
+      await parked(workflow);
+      const [capture] = await executionsOf(workflow, 'capture');
+      expect(capture.waitDeadlineAt!.getTime() - capture.waitingSince!.getTime()).toBe(HOUR);
+      const [job] = await timeoutJobsOf(capture);
+      expect(job.id).toMatch(new RegExp(`^${capture.id}_timeout_\\d+$`));
+      expect(await job.getState()).toBe('delayed');
+      expect(job.opts.delay).toBeGreaterThan(HOUR - 60_000);
+      expect(job.opts.delay).toBeLessThanOrEqual(HOUR);
+      await harness.service.cancel(workflow);
+    },
+  );
 
-  itIf(testTransport !== 'local')('housekeeping fires a passed deadline whose job is gone from Redis (the backstop)', async () => {
-    const order = await newOrder();
-    const workflow = await harness.service.start(LongTimeoutWorkflow, { hero: order });
-    await parked(workflow);
-    const [capture] = await executionsOf(workflow, 'capture');
-    for (const job of await timeoutJobsOf(capture)) await job.remove();
-    await pastDeadline(capture);
-    gauges.length = 0;
-    await housekeeping();
-    await timedOut(workflow);
-    expect(gauges).toContainEqual({ name: 'geneva_drive.waiting_timeouts_fired', value: 1 });
-    await events.forWorkflow(CHANNELS.finalize, workflow.id, 3); // prepare, capture's timeout, ship
-    expect((await harness.service.find(workflow.id))?.state).toBe('finished');
-    expect((await executionsOf(workflow, 'capture'))[0].outcome).toBe('skipped');
-    expect(script.callsFor(order)).toEqual(['prepare', 'ship']);
-  });
+  itIf(testTransport !== 'local')(
+    'housekeeping fires a passed deadline whose job is gone from Redis (the backstop)',
+    async () => {
+      const order = await newOrder();
+      const workflow = await harness.service.start(LongTimeoutWorkflow, { hero: order });
+      await parked(workflow);
+      const [capture] = await executionsOf(workflow, 'capture');
+      for (const job of await timeoutJobsOf(capture)) await job.remove();
+      await pastDeadline(capture);
+      gauges.length = 0;
+      await housekeeping();
+      await timedOut(workflow);
+      expect(gauges).toContainEqual({ name: 'geneva_drive.waiting_timeouts_fired', value: 1 });
+      await events.forWorkflow(CHANNELS.finalize, workflow.id, 3); // prepare, capture's timeout, ship
+      expect((await harness.service.find(workflow.id))?.state).toBe('finished');
+      expect((await executionsOf(workflow, 'capture'))[0].outcome).toBe('skipped');
+      expect(script.callsFor(order)).toEqual(['prepare', 'ship']);
+    },
+  );
 
   it('a timeout is not fired while the workflow is paused; resume() arms it again, and a passed one fires', async () => {
     const order = await newOrder();
@@ -182,7 +207,9 @@ describe(`signal wait timeouts (${testDatabaseLabel} + Redis)`, () => {
     const [capture] = await executionsOf(workflow, 'capture');
     await pastDeadline(capture);
     await housekeeping();
-    expect(events.seen(CHANNELS.waitTimeout, (event) => event.workflowId === workflow.id)).toEqual([]);
+    expect(events.seen(CHANNELS.waitTimeout, (event) => event.workflowId === workflow.id)).toEqual(
+      [],
+    );
     expect((await executionsOf(workflow, 'capture'))[0].state).toBe('waiting');
 
     await harness.service.resume(workflow);
@@ -192,26 +219,33 @@ describe(`signal wait timeouts (${testDatabaseLabel} + Redis)`, () => {
     expect((await executionsOf(workflow, 'capture'))[0].outcome).toBe('skipped');
   });
 
-  itIf(testTransport !== 'local')('a buffered signal claimed at the gate never starts a timer', async () => {
-    const order = await newOrder();
-    const entered = new Deferred();
-    const release = new Deferred();
-    script.plan(order, {
-      prepare: async () => {
-        entered.resolve();
-        await release.promise;
-      },
-    });
-    const workflow = await harness.service.start(LongTimeoutWorkflow, { hero: order });
-    await entered.promise;
-    await harness.service.signal(workflow, 'payment');
-    release.resolve();
-    await events.forWorkflow(CHANNELS.finalize, workflow.id, 3);
-    const [capture] = await executionsOf(workflow, 'capture');
-    expect(capture).toMatchObject({ state: 'completed', waitingSince: null, waitDeadlineAt: null });
-    expect(await timeoutJobsOf(capture)).toEqual([]);
-    expect(events.seen(CHANNELS.park, (event) => event.workflowId === workflow.id)).toEqual([]);
-  });
+  itIf(testTransport !== 'local')(
+    'a buffered signal claimed at the gate never starts a timer',
+    async () => {
+      const order = await newOrder();
+      const entered = new Deferred();
+      const release = new Deferred();
+      script.plan(order, {
+        prepare: async () => {
+          entered.resolve();
+          await release.promise;
+        },
+      });
+      const workflow = await harness.service.start(LongTimeoutWorkflow, { hero: order });
+      await entered.promise;
+      await harness.service.signal(workflow, 'payment');
+      release.resolve();
+      await events.forWorkflow(CHANNELS.finalize, workflow.id, 3);
+      const [capture] = await executionsOf(workflow, 'capture');
+      expect(capture).toMatchObject({
+        state: 'completed',
+        waitingSince: null,
+        waitDeadlineAt: null,
+      });
+      expect(await timeoutJobsOf(capture)).toEqual([]);
+      expect(events.seen(CHANNELS.park, (event) => event.workflowId === workflow.id)).toEqual([]);
+    },
+  );
 
   it('a signal and the deadline arriving together: exactly one wins, 50 rounds', async () => {
     const expirer = harness.get(WaitTimeoutExpirer);
@@ -259,7 +293,9 @@ describe(`signal wait timeouts before their migration (${testDatabaseLabel})`, (
       workflows: TIMEOUT_WORKFLOWS,
       providers: [StepScript],
       entities: [Order],
-      migrations: GENEVA_DRIVE_MIGRATIONS.filter((migration) => migration !== GenevaDriveSignalTimeouts1764400005000),
+      migrations: GENEVA_DRIVE_MIGRATIONS.filter(
+        (migration) => migration !== GenevaDriveSignalTimeouts1764400005000,
+      ),
     });
   });
 

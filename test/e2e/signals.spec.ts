@@ -21,7 +21,13 @@ import { EngineHarness } from './support/engine-harness';
 import { describeIf } from './support/describe-if';
 import { testTransport } from './support/transport';
 
-const WORKFLOWS = [PaymentWorkflow, TwoApprovalsWorkflow, MatcherWorkflow, ExplodingMatcherWorkflow, SkippingSignalWorkflow];
+const WORKFLOWS = [
+  PaymentWorkflow,
+  TwoApprovalsWorkflow,
+  MatcherWorkflow,
+  ExplodingMatcherWorkflow,
+  SkippingSignalWorkflow,
+];
 
 describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
   let harness: EngineHarness;
@@ -46,7 +52,8 @@ describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
     for (;;) {
       const current = await harness.service.currentExecution(workflow);
       if (current?.state === 'waiting' && current.stepName === stepName) return current;
-      if (Date.now() > deadline) throw new Error(`never parked at ${stepName}: ${JSON.stringify(current)}`);
+      if (Date.now() > deadline)
+        throw new Error(`never parked at ${stepName}: ${JSON.stringify(current)}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -65,12 +72,20 @@ describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
     expect(waiting.waitingSince).toBeInstanceOf(Date);
     expect((await harness.service.find(workflow.id))?.state).toBe('ready');
 
-    const signal = await harness.service.signal(workflow, 'payment', { payload: { amountCents: 4200, Keep: 'Case' } });
+    const signal = await harness.service.signal(workflow, 'payment', {
+      payload: { amountCents: 4200, Keep: 'Case' },
+    });
     expect(signal.duplicateDelivery).toBe(false);
     await harness.waitForState(workflow.id, 'finished');
     expect(received).toEqual({ amountCents: 4200, Keep: 'Case' });
-    expect(await signalRow(workflow, 'payment')).toMatchObject({ state: 'consumed', claimed: 1, consumed: 1 });
-    const capture = (await harness.history(workflow.id)).find((e) => e.stepName === 'capture' && e.state === 'completed');
+    expect(await signalRow(workflow, 'payment')).toMatchObject({
+      state: 'consumed',
+      claimed: 1,
+      consumed: 1,
+    });
+    const capture = (await harness.history(workflow.id)).find(
+      (e) => e.stepName === 'capture' && e.state === 'completed',
+    );
     expect(capture?.signalId).toBe(signal.id);
   });
 
@@ -100,19 +115,30 @@ describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
     const order = await newOrder();
     const workflow = await harness.service.start(PaymentWorkflow, { hero: order });
     await parked(workflow, 'capture');
-    const first = await harness.service.signal(workflow, 'payment', { payload: { v: 1 }, idempotencyKey: 'evt_1' });
-    const again = await harness.service.signal(workflow, 'payment', { payload: { v: 2 }, idempotencyKey: 'evt_1' });
+    const first = await harness.service.signal(workflow, 'payment', {
+      payload: { v: 1 },
+      idempotencyKey: 'evt_1',
+    });
+    const again = await harness.service.signal(workflow, 'payment', {
+      payload: { v: 2 },
+      idempotencyKey: 'evt_1',
+    });
     expect(again.duplicateDelivery).toBe(true);
     expect(again.id).toBe(first.id);
     expect(again.payload).toEqual({ v: 1 });
     await harness.waitForState(workflow.id, 'finished');
     expect(await harness.service.signals(workflow)).toHaveLength(1);
     // A redelivery after the workflow finished returns the original; a new key is refused.
-    expect((await harness.service.signal(workflow, 'payment', { idempotencyKey: 'evt_1' })).duplicateDelivery).toBe(true);
-    await expect(harness.service.signal(workflow, 'payment', { idempotencyKey: 'evt_2' })).rejects.toThrow(
+    expect(
+      (await harness.service.signal(workflow, 'payment', { idempotencyKey: 'evt_1' }))
+        .duplicateDelivery,
+    ).toBe(true);
+    await expect(
+      harness.service.signal(workflow, 'payment', { idempotencyKey: 'evt_2' }),
+    ).rejects.toThrow(WorkflowNotOngoingError);
+    await expect(harness.service.signal(workflow, 'payment')).rejects.toThrow(
       WorkflowNotOngoingError,
     );
-    await expect(harness.service.signal(workflow, 'payment')).rejects.toThrow(WorkflowNotOngoingError);
   });
 
   it('a paused workflow buffers signals; resume() runs the rendezvous again', async () => {
@@ -130,13 +156,28 @@ describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
   it('payloads come back exactly as sent, strings that read as JSON included; idempotency keys are case-sensitive', async () => {
     const workflow = await harness.service.start(PaymentWorkflow, { hero: await newOrder() });
     await harness.service.pause(workflow);
-    const payloads: unknown[] = ['123', '{"x":1}', 'true', '"q"', 7, false, [2, '1'], { zeta: 1, Alpha: { b: 2, a: 1 } }, 'Zürich ✓'];
+    const payloads: unknown[] = [
+      '123',
+      '{"x":1}',
+      'true',
+      '"q"',
+      7,
+      false,
+      [2, '1'],
+      { zeta: 1, Alpha: { b: 2, a: 1 } },
+      'Zürich ✓',
+    ];
     for (const [i, payload] of payloads.entries()) {
       await harness.service.signal(workflow, 'note', { payload, idempotencyKey: `key-${i}` });
     }
-    const upper = await harness.service.signal(workflow, 'note', { payload: 'upper', idempotencyKey: 'KEY-0' });
+    const upper = await harness.service.signal(workflow, 'note', {
+      payload: 'upper',
+      idempotencyKey: 'KEY-0',
+    });
     expect(upper.duplicateDelivery).toBe(false);
-    const rows = (await harness.service.signals(workflow)).filter((signal) => signal.name === 'note');
+    const rows = (await harness.service.signals(workflow)).filter(
+      (signal) => signal.name === 'note',
+    );
     expect(rows.map((row) => row.payload)).toStrictEqual([...payloads, 'upper']);
     expect(Object.keys(rows[7].payload as object)).toEqual(['zeta', 'Alpha']);
     expect(Object.keys((rows[7].payload as { Alpha: object }).Alpha)).toEqual(['b', 'a']);
@@ -146,15 +187,19 @@ describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
   it('argument errors and oversized payloads reject before anything is written', async () => {
     const workflow = await harness.service.start(PaymentWorkflow, { hero: await newOrder() });
     await expect(harness.service.signal(workflow, ' ')).rejects.toThrow(InvalidArgumentError);
-    await expect(harness.service.signal(workflow, 'payment', { timeout: 5 } as never)).rejects.toThrow(/timeout/);
-    await expect(harness.service.signal(workflow, 'payment', { payload: 'x'.repeat(2000) })).rejects.toThrow(
-      SignalPayloadTooLargeError,
-    );
+    await expect(
+      harness.service.signal(workflow, 'payment', { timeout: 5 } as never),
+    ).rejects.toThrow(/timeout/);
+    await expect(
+      harness.service.signal(workflow, 'payment', { payload: 'x'.repeat(2000) }),
+    ).rejects.toThrow(SignalPayloadTooLargeError);
     expect(await harness.service.signals(workflow)).toHaveLength(0);
   });
 
   it('a matcher that throws rolls the whole delivery back', async () => {
-    const workflow = await harness.service.start(ExplodingMatcherWorkflow, { hero: await newOrder() });
+    const workflow = await harness.service.start(ExplodingMatcherWorkflow, {
+      hero: await newOrder(),
+    });
     await parked(workflow, 'wait');
     await expect(harness.service.signal(workflow, 'boom')).rejects.toThrow('matcher exploded');
     expect(await harness.service.signals(workflow)).toHaveLength(0);
@@ -184,10 +229,18 @@ describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
     await parked(workflow, 'capture');
     await harness.service.signal(workflow, 'payment');
     await harness.waitForState(workflow.id, 'paused');
-    expect(await signalRow(workflow, 'payment')).toMatchObject({ state: 'claimed', claimed: 1, consumed: 0 });
+    expect(await signalRow(workflow, 'payment')).toMatchObject({
+      state: 'claimed',
+      claimed: 1,
+      consumed: 0,
+    });
     await harness.service.resume(workflow);
     await harness.waitForState(workflow.id, 'finished');
-    expect(await signalRow(workflow, 'payment')).toMatchObject({ state: 'consumed', claimed: 2, consumed: 1 });
+    expect(await signalRow(workflow, 'payment')).toMatchObject({
+      state: 'consumed',
+      claimed: 2,
+      consumed: 1,
+    });
   });
 
   it('consume once: two waiting steps need two signals, and the oldest signal wins (FIFO)', async () => {
@@ -208,7 +261,11 @@ describe(`signals with BullMQ workers (${testDatabaseLabel} + Redis)`, () => {
     await harness.service.resume(workflow);
     await harness.waitForState(workflow.id, 'finished');
     expect(seen).toEqual(['one', 'two']);
-    expect((await harness.service.signals(workflow)).map((s) => s.state)).toEqual(['consumed', 'consumed', 'pending']);
+    expect((await harness.service.signals(workflow)).map((s) => s.state)).toEqual([
+      'consumed',
+      'consumed',
+      'pending',
+    ]);
   });
 
   it('skips settle the claimed signal: ctx.skip(), a skip policy, and an operator skip of a paused workflow', async () => {
@@ -288,7 +345,11 @@ describeIf(testTransport !== 'local')(`signal races (${testDatabaseLabel})`, () 
 
   afterAll(() => harness?.close());
 
-  async function atCaptureGate(): Promise<{ workflow: WorkflowEntity; order: Order; capture: StepExecutionEntity }> {
+  async function atCaptureGate(): Promise<{
+    workflow: WorkflowEntity;
+    order: Order;
+    capture: StepExecutionEntity;
+  }> {
     const order = await harness.dataSource.getRepository(Order).save({ status: 'new' });
     const workflow = await harness.service.start(PaymentWorkflow, { hero: order });
     await harness.runner.performStep((await harness.service.currentExecution(workflow))!.id);

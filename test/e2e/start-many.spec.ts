@@ -187,43 +187,46 @@ describe(`startMany (${testDatabaseLabel} + BullMQ)`, () => {
   });
 
   // Counts BullMQ jobs: not on the local transport.
-  itIf(testTransport !== 'local')("in a caller's transaction: rolled back leaves nothing and enqueues nothing; committed enqueues after commit", async () => {
-    const orders = await newOrders(3);
-    const beforeRows = await workflowCount();
-    const beforeJobs = await jobCount();
-    await expect(
-      harness.dataSource.transaction(async (manager) => {
-        await harness.service.startMany(
+  itIf(testTransport !== 'local')(
+    "in a caller's transaction: rolled back leaves nothing and enqueues nothing; committed enqueues after commit",
+    async () => {
+      const orders = await newOrders(3);
+      const beforeRows = await workflowCount();
+      const beforeJobs = await jobCount();
+      await expect(
+        harness.dataSource.transaction(async (manager) => {
+          await harness.service.startMany(
+            ThreeStepWorkflow,
+            orders.map((hero) => ({ hero })),
+            { manager },
+          );
+          throw new Error('caller rolls back');
+        }),
+      ).rejects.toThrow('caller rolls back');
+      expect(await workflowCount()).toBe(beforeRows);
+
+      const created = await harness.dataSource.transaction(async (manager) => {
+        const rows = await harness.service.startMany(
           ThreeStepWorkflow,
           orders.map((hero) => ({ hero })),
           { manager },
         );
-        throw new Error('caller rolls back');
-      }),
-    ).rejects.toThrow('caller rolls back');
-    expect(await workflowCount()).toBe(beforeRows);
-
-    const created = await harness.dataSource.transaction(async (manager) => {
-      const rows = await harness.service.startMany(
-        ThreeStepWorkflow,
-        orders.map((hero) => ({ hero })),
-        { manager },
-      );
-      // Nothing is enqueued before the caller commits.
-      expect(await jobCount()).toBe(beforeJobs);
-      return rows;
-    });
-    await watcher.all(idsOf(created));
-    // The committed call's jobs (steps may chain in process without one), none of the rolled-back call.
-    let jobsOfCreated = 0;
-    for (const id of idsOf(created)) {
-      for (const execution of await harness.history(id)) {
-        if (await harness.queue().getJob(execution.jobId ?? execution.id)) jobsOfCreated++;
+        // Nothing is enqueued before the caller commits.
+        expect(await jobCount()).toBe(beforeJobs);
+        return rows;
+      });
+      await watcher.all(idsOf(created));
+      // The committed call's jobs (steps may chain in process without one), none of the rolled-back call.
+      let jobsOfCreated = 0;
+      for (const id of idsOf(created)) {
+        for (const execution of await harness.history(id)) {
+          if (await harness.queue().getJob(execution.jobId ?? execution.id)) jobsOfCreated++;
+        }
       }
-    }
-    expect(jobsOfCreated).toBeGreaterThanOrEqual(created.length);
-    expect((await jobCount()) - beforeJobs).toBe(jobsOfCreated);
-  });
+      expect(jobsOfCreated).toBeGreaterThanOrEqual(created.length);
+      expect((await jobCount()) - beforeJobs).toBe(jobsOfCreated);
+    },
+  );
 
   it('refuses more than 10,000 entries, a non-array, unknown keys and a bad onConflict', async () => {
     const [a] = await newOrders(1);
@@ -399,28 +402,34 @@ describe(`startMany (${testDatabaseLabel} + BullMQ)`, () => {
 
   // Last: it leaves its workflows waiting (the schema is dropped after). Counts BullMQ's delayed
   // jobs: not on the local transport.
-  itIf(testTransport !== 'local')("spans several multi-row INSERTs: 'skip' in a later one, every execution in place", async () => {
-    const repository = harness.dataSource.getRepository(Order);
-    const orders = await repository.save(
-      Array.from({ length: 600 }, () => repository.create({ status: 'new' })),
-    );
-    const busy = orders[400];
-    await harness.service.start(ThreeStepWorkflow, { hero: busy, stepJobOptions: { wait: '1h' } });
-    const created = await harness.service.startMany(
-      ThreeStepWorkflow,
-      orders.map((hero) => ({ hero, stepJobOptions: { wait: '1h' } })),
-      { onConflict: 'skip' },
-    );
-    expect(created.map((row) => row?.heroId ?? null)).toEqual(
-      orders.map((order) => (order === busy ? null : String(order.id))),
-    );
-    const executions = await harness.dataSource
-      .getRepository(StepExecutionEntity)
-      .find({ where: { workflowId: In(idsOf(created)) } });
-    expect(executions).toHaveLength(599);
-    expect(new Set(executions.map((e) => e.workflowId)).size).toBe(599);
-    expect(executions.every((e) => e.stepName === 'first' && e.state === 'scheduled')).toBe(true);
-    const delayed = await harness.queue().getJobCounts('delayed');
-    expect(delayed.delayed).toBeGreaterThanOrEqual(600);
-  });
+  itIf(testTransport !== 'local')(
+    "spans several multi-row INSERTs: 'skip' in a later one, every execution in place",
+    async () => {
+      const repository = harness.dataSource.getRepository(Order);
+      const orders = await repository.save(
+        Array.from({ length: 600 }, () => repository.create({ status: 'new' })),
+      );
+      const busy = orders[400];
+      await harness.service.start(ThreeStepWorkflow, {
+        hero: busy,
+        stepJobOptions: { wait: '1h' },
+      });
+      const created = await harness.service.startMany(
+        ThreeStepWorkflow,
+        orders.map((hero) => ({ hero, stepJobOptions: { wait: '1h' } })),
+        { onConflict: 'skip' },
+      );
+      expect(created.map((row) => row?.heroId ?? null)).toEqual(
+        orders.map((order) => (order === busy ? null : String(order.id))),
+      );
+      const executions = await harness.dataSource
+        .getRepository(StepExecutionEntity)
+        .find({ where: { workflowId: In(idsOf(created)) } });
+      expect(executions).toHaveLength(599);
+      expect(new Set(executions.map((e) => e.workflowId)).size).toBe(599);
+      expect(executions.every((e) => e.stepName === 'first' && e.state === 'scheduled')).toBe(true);
+      const delayed = await harness.queue().getJobCounts('delayed');
+      expect(delayed.delayed).toBeGreaterThanOrEqual(600);
+    },
+  );
 });

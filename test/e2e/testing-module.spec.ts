@@ -37,7 +37,13 @@ import {
   SignupWorkflow,
   TESTING_MODULE_WORKFLOWS,
 } from '../fixtures/testing-module.workflows';
-import { createSchema, dataSourceOptions, dropSchema, testDatabase, type TestDatabase } from './support/database';
+import {
+  createSchema,
+  dataSourceOptions,
+  dropSchema,
+  testDatabase,
+  type TestDatabase,
+} from './support/database';
 
 /**
  * `sqlite` is an in-memory database (what users' own workflow tests can use, no server); the
@@ -231,7 +237,13 @@ describe.each<Database>(DATABASES)('GenevaDriveTestingModule on %s', (database) 
     const before = t.helper.enqueuedJobs().length;
     await t.app
       .get(StepJobQueue)
-      .add({ jobId: first.id, stepExecutionId: first.id, workflowId: workflow.id, queue: 'geneva-drive', delay: 0 });
+      .add({
+        jobId: first.id,
+        stepExecutionId: first.id,
+        workflowId: workflow.id,
+        queue: 'geneva-drive',
+        delay: 0,
+      });
     expect(t.helper.enqueuedJobs()).toHaveLength(before);
   });
 
@@ -377,11 +389,13 @@ describe.each<Database>(DATABASES)('GenevaDriveTestingModule on %s', (database) 
     await expect(t.helper.assertWorkflowState(workflow, 'ready')).resolves.toBeUndefined();
   });
 
-  it('expireWait fires a parked step\'s timeout now; the body does not run', async () => {
+  it("expireWait fires a parked step's timeout now; the body does not run", async () => {
     const workflow = await t.service.start(DeadlineWorkflow, { hero: await t.customer() });
     const parked = await t.helper.performNextStep(workflow);
     expect(parked).toMatchObject({ stepName: 'capture', state: 'waiting' });
-    expect(parked!.waitDeadlineAt!.getTime() - parked!.waitingSince!.getTime()).toBe(3 * 86_400_000);
+    expect(parked!.waitDeadlineAt!.getTime() - parked!.waitingSince!.getTime()).toBe(
+      3 * 86_400_000,
+    );
     // The timer is not a step job: enqueuedJobs() lists the step jobs only.
     expect((await t.jobsOf(workflow)).map((job) => job.stepExecutionId)).toEqual([parked!.id]);
 
@@ -400,10 +414,14 @@ describe.each<Database>(DATABASES)('GenevaDriveTestingModule on %s', (database) 
     await t.helper.performNextStep(unbounded);
     await expect(t.helper.expireWait(unbounded)).rejects.toThrow(/step 'capture' has no timeout/);
 
-    const paused = await t.service.start(DeadlineWorkflow, { hero: await t.customer('grace@example.com') });
+    const paused = await t.service.start(DeadlineWorkflow, {
+      hero: await t.customer('grace@example.com'),
+    });
     await t.helper.performNextStep(paused);
     await t.service.pause(paused);
-    await expect(t.helper.expireWait(paused)).rejects.toThrow(/the workflow is paused; resume it first/);
+    await expect(t.helper.expireWait(paused)).rejects.toThrow(
+      /the workflow is paused; resume it first/,
+    );
   });
 
   it('assertions fail with the expected and the actual value', async () => {
@@ -487,59 +505,56 @@ describe.each<Database>(DATABASES)('GenevaDriveTestingModule on %s', (database) 
   });
 });
 
-describe.each<Database>(DATABASES)(
-  'GenevaDriveTestingModule with autoRun on %s',
-  (database) => {
-    let t: TestApp;
+describe.each<Database>(DATABASES)('GenevaDriveTestingModule with autoRun on %s', (database) => {
+  let t: TestApp;
 
-    beforeAll(async () => {
-      t = await TestApp.boot(database, { autoRun: true });
-    });
+  beforeAll(async () => {
+    t = await TestApp.boot(database, { autoRun: true });
+  });
 
-    afterAll(() => t?.close());
+  afterAll(() => t?.close());
 
-    it('runs a workflow to finished in the background, honoring step waits', async () => {
-      const workflow = await t.service.start(QuickWorkflow, { hero: await t.customer() });
+  it('runs a workflow to finished in the background, honoring step waits', async () => {
+    const workflow = await t.service.start(QuickWorkflow, { hero: await t.customer() });
 
-      await t.waitForState(workflow.id, 'finished');
+    await t.waitForState(workflow.id, 'finished');
 
-      expect(t.journal.entries).toEqual(['one', 'two', 'three']);
-      const [one, two] = await t.service.executionHistory(workflow);
-      expect(two.startedAt!.getTime()).toBeGreaterThanOrEqual(two.scheduledFor.getTime());
-      expect(two.startedAt!.getTime() - one.finishedAt!.getTime()).toBeGreaterThanOrEqual(50);
-    });
+    expect(t.journal.entries).toEqual(['one', 'two', 'three']);
+    const [one, two] = await t.service.executionHistory(workflow);
+    expect(two.startedAt!.getTime()).toBeGreaterThanOrEqual(two.scheduledFor.getTime());
+    expect(two.startedAt!.getTime() - one.finishedAt!.getTime()).toBeGreaterThanOrEqual(50);
+  });
 
-    it('a failing step pauses the workflow; the background run swallows the error like a worker', async () => {
-      const workflow = await t.service.start(FlakyWorkflow, { hero: await t.customer() });
+  it('a failing step pauses the workflow; the background run swallows the error like a worker', async () => {
+    const workflow = await t.service.start(FlakyWorkflow, { hero: await t.customer() });
 
-      await t.waitForState(workflow.id, 'paused');
+    await t.waitForState(workflow.id, 'paused');
 
-      const failed = (await t.service.executionHistory(workflow)).at(-1)!;
-      expect([failed.stepName, failed.state, failed.errorMessage]).toEqual([
-        'explode',
-        'failed',
-        'boom: the payment provider is down',
-      ]);
-    });
+    const failed = (await t.service.executionHistory(workflow)).at(-1)!;
+    expect([failed.stepName, failed.state, failed.errorMessage]).toEqual([
+      'explode',
+      'failed',
+      'boom: the payment provider is down',
+    ]);
+  });
 
-    it('leaves a delayed job on its timer and clears the timer when the app closes', async () => {
-      const own = await TestApp.boot(database, { autoRun: true });
-      const queue = own.app.get(InMemoryStepJobQueue);
-      try {
-        const workflow = await own.service.start(SignupWorkflow, { hero: await own.customer() });
-        await own.waitUntil(
-          async () => (await own.service.currentExecution(workflow))?.stepName === 'sendWelcome',
-          'sendWelcome is scheduled',
-        );
-        await own.helper.assertStepExecuted(workflow, 'createAccount');
-        expect(queue.scheduledCount).toBe(1);
-      } finally {
-        await own.close();
-      }
-      expect(queue.scheduledCount).toBe(0);
-    });
-  },
-);
+  it('leaves a delayed job on its timer and clears the timer when the app closes', async () => {
+    const own = await TestApp.boot(database, { autoRun: true });
+    const queue = own.app.get(InMemoryStepJobQueue);
+    try {
+      const workflow = await own.service.start(SignupWorkflow, { hero: await own.customer() });
+      await own.waitUntil(
+        async () => (await own.service.currentExecution(workflow))?.stepName === 'sendWelcome',
+        'sendWelcome is scheduled',
+      );
+      await own.helper.assertStepExecuted(workflow, 'createAccount');
+      expect(queue.scheduledCount).toBe(1);
+    } finally {
+      await own.close();
+    }
+    expect(queue.scheduledCount).toBe(0);
+  });
+});
 
 describe('GenevaDriveTestingModule options and wiring', () => {
   const boot = (options: unknown) =>

@@ -19,7 +19,9 @@ class HistogramLog implements GaugeReporter {
     this.calls.push({ name, value, tags });
   }
   of(name: string, step: string): number[] {
-    return this.calls.filter((call) => call.name === name && call.tags.step_name === step).map((call) => call.value);
+    return this.calls
+      .filter((call) => call.name === name && call.tags.step_name === step)
+      .map((call) => call.value);
   }
 }
 
@@ -60,7 +62,8 @@ describe(`tracing and latency histograms (${testDatabaseLabel})`, () => {
     await events.forWorkflow(CHANNELS.park, workflow.id);
     await harness.service.signal(workflow, 'approval', { payload: { code: SECRET_PAYLOAD } });
     const isStep = (span: ReadableSpan) =>
-      span.name === 'geneva_drive.step' && span.attributes['geneva_drive.workflow.id'] === workflow.id;
+      span.name === 'geneva_drive.step' &&
+      span.attributes['geneva_drive.workflow.id'] === workflow.id;
     const steps = (await spans.until(isStep, 4)).sort((a, b) => ms(a.startTime) - ms(b.startTime));
 
     const [start] = spans.spans((span) => span.name === 'geneva_drive.start');
@@ -72,7 +75,12 @@ describe(`tracing and latency histograms (${testDatabaseLabel})`, () => {
     });
 
     const history = await harness.history(workflow.id);
-    expect(history.map((execution) => execution.stepName)).toEqual(['charge', 'charge', 'approve', 'ship']);
+    expect(history.map((execution) => execution.stepName)).toEqual([
+      'charge',
+      'charge',
+      'approve',
+      'ship',
+    ]);
     expect(steps.map((span) => span.attributes)).toEqual(
       history.map((execution, index) => ({
         'geneva_drive.workflow.id': workflow.id,
@@ -127,7 +135,9 @@ describe(`tracing and latency histograms (${testDatabaseLabel})`, () => {
         .filter((execution) => execution.stepName === step)
         .map((execution) => execution.startedAt!.getTime() - execution.scheduledFor.getTime());
     for (const step of ['charge', 'approve', 'ship']) {
-      expect(histograms.of('geneva_drive.step.queue_delay_ms', step)).toEqual(delays(step).map((d) => Math.max(0, d)));
+      expect(histograms.of('geneva_drive.step.queue_delay_ms', step)).toEqual(
+        delays(step).map((d) => Math.max(0, d)),
+      );
       const durations = histograms.of('geneva_drive.step.duration_ms', step);
       const rows = history.filter((execution) => execution.stepName === step);
       expect(durations).toHaveLength(rows.length);

@@ -18,7 +18,13 @@ import {
 } from '../fixtures/definition.workflows';
 import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
-import { connectionOptions, createSchema, dataSourceOptions, dropSchema, testDatabaseLabel } from './support/database';
+import {
+  connectionOptions,
+  createSchema,
+  dataSourceOptions,
+  dropSchema,
+  testDatabaseLabel,
+} from './support/database';
 import { EngineHarness } from './support/engine-harness';
 
 describe(`workflow definitions at runtime (${testDatabaseLabel} + BullMQ)`, () => {
@@ -27,7 +33,13 @@ describe(`workflow definitions at runtime (${testDatabaseLabel} + BullMQ)`, () =
 
   beforeAll(async () => {
     harness = await EngineHarness.boot({
-      workflows: [ExpressFulfillment, ShapedWorkflow, ForgetfulAroundWorkflow, GravestoneWorkflow, EmptyWorkflow],
+      workflows: [
+        ExpressFulfillment,
+        ShapedWorkflow,
+        ForgetfulAroundWorkflow,
+        GravestoneWorkflow,
+        EmptyWorkflow,
+      ],
       providers: [StepJournal],
       entities: [Order],
     });
@@ -79,7 +91,9 @@ describe(`workflow definitions at runtime (${testDatabaseLabel} + BullMQ)`, () =
   });
 
   it('an around hook that never calls next() completes the step without its body', async () => {
-    const workflow = await harness.service.start(ForgetfulAroundWorkflow, { hero: await newOrder() });
+    const workflow = await harness.service.start(ForgetfulAroundWorkflow, {
+      hero: await newOrder(),
+    });
     await harness.waitForState(workflow.id, 'finished');
     expect(journal.entries).toEqual(['around-without-next']);
   });
@@ -128,9 +142,15 @@ describe('boot-time validation', () => {
     database: Database = 'with-entities',
   ) {
     const typeorm = {
-      'with-entities': () => [TypeOrmModule.forRoot({ ...dataSourceOptions(schema, [Order]), retryAttempts: 0 })],
+      'with-entities': () => [
+        TypeOrmModule.forRoot({ ...dataSourceOptions(schema, [Order]), retryAttempts: 0 }),
+      ],
       'without-entities': () => [
-        TypeOrmModule.forRoot({ ...connectionOptions(schema), entities: [Order], retryAttempts: 0 }),
+        TypeOrmModule.forRoot({
+          ...connectionOptions(schema),
+          entities: [Order],
+          retryAttempts: 0,
+        }),
       ],
       none: () => [],
     }[database]();
@@ -167,7 +187,9 @@ describe('boot-time validation', () => {
     class TwinB {
       @Step() b() {}
     }
-    await expect(boot([TwinA, TwinB])).rejects.toThrow(/Workflow name 'twin' is registered by both TwinA and TwinB/);
+    await expect(boot([TwinA, TwinB])).rejects.toThrow(
+      /Workflow name 'twin' is registered by both TwinA and TwinB/,
+    );
   });
 
   it('a request-scoped workflow is refused', async () => {
@@ -196,10 +218,18 @@ describe('boot-time validation', () => {
       @Step({ jobOptions: { queue: 'reports' } }) build() {}
     }
     const warnings: string[] = [];
-    const logger = { log: () => undefined, error: () => undefined, warn: (m: string) => void warnings.push(m) };
+    const logger = {
+      log: () => undefined,
+      error: () => undefined,
+      warn: (m: string) => void warnings.push(m),
+    };
     await boot(
       [Routed],
-      GenevaDriveModule.forRoot({ prefix: `gd-boot-${Date.now()}`, housekeeping: { enabled: false }, logger }),
+      GenevaDriveModule.forRoot({
+        prefix: `gd-boot-${Date.now()}`,
+        housekeeping: { enabled: false },
+        logger,
+      }),
     );
     expect(warnings).toEqual([
       "Queue 'reports' is used by Routed.build but this process consumes only geneva-drive. Add it to the module's queues option here, or make sure another process consumes it.",
@@ -216,7 +246,11 @@ describe('boot-time validation', () => {
       ),
     ).resolves.toBeUndefined();
     await expect(
-      boot([], GenevaDriveModule.forRootAsync({ useFactory: () => ({ defaultQueue: 'x:y' }) }), 'none'),
+      boot(
+        [],
+        GenevaDriveModule.forRootAsync({ useFactory: () => ({ defaultQueue: 'x:y' }) }),
+        'none',
+      ),
     ).rejects.toThrow(ModuleOptionsError);
   });
 });
