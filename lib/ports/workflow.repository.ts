@@ -219,6 +219,21 @@ export interface StepReadAhead {
   signalId?: string | null;
 }
 
+/** The rows of a running step as this process left them at its last commit, with its hero. */
+export interface StepRowsAsLeft {
+  workflow: WorkflowEntity;
+  execution: StepExecutionEntity;
+  hero: object | null;
+}
+
+/** What `lockForStepAsLeft` resolves: copies of the rows as left, and the hero read meanwhile. */
+export interface GuessedStepRows {
+  workflow: WorkflowEntity;
+  execution: StepExecutionEntity;
+  /** After the commit: the hero read under the locks (null for none). */
+  heroAfterCommit: () => object | null;
+}
+
 export abstract class WorkflowRepository {
   /** Which optional migrations have run, as last checked. */
   abstract get features(): SchemaFeatures;
@@ -268,13 +283,9 @@ export abstract class WorkflowRepository {
    */
   lockForStepAsLeft(
     _tx: RepositoryTransaction,
-    _left: { workflow: WorkflowEntity; execution: StepExecutionEntity; hero: object | null },
+    _left: StepRowsAsLeft,
     _readAhead: StepReadAhead,
-  ): {
-    workflow: WorkflowEntity;
-    execution: StepExecutionEntity;
-    heroAfterCommit: () => object | null;
-  } | null {
+  ): GuessedStepRows | null {
     return null;
   }
 

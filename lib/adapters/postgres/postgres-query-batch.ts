@@ -284,7 +284,7 @@ export class PostgresQueryBatch {
     this.opening = null;
     const results = await this.run(message);
     if (!speculation) return results;
-    const start = 1;
+    const start = 1; // after the opening
     const end = start + speculation.reads.length;
     speculation.results = results.slice(start, end);
     speculation.held = results[end]?.rows[0]?.fence === speculation.token;

@@ -31,6 +31,8 @@ import {
   type DatabaseRoute,
   type SignalDeliveryRows,
   type StepReadAhead,
+  type StepRowsAsLeft,
+  type GuessedStepRows,
   type TransactionOptions,
   type WorkflowChanges,
 } from '../../ports/workflow.repository';
@@ -116,9 +118,9 @@ export class TypeOrmWorkflowRepository extends WorkflowRepository {
 
   override lockForStepAsLeft(
     tx: RepositoryTransaction,
-    left: { workflow: WorkflowEntity; execution: StepExecutionEntity; hero: object | null },
+    left: StepRowsAsLeft,
     readAhead: StepReadAhead,
-  ) {
+  ): GuessedStepRows | null {
     const unit = uow(tx);
     if (!unit.batch) return null;
     const { hero } = readAhead;

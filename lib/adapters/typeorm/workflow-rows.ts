@@ -4,7 +4,13 @@ import { v7 as uuidv7 } from 'uuid';
 import { StepExecutionEntity } from '../../entities/step-execution.entity';
 import { WorkflowEntity } from '../../entities/workflow.entity';
 import { ACTIVE_EXECUTION_STATES, ONGOING_WORKFLOW_STATES } from '../../common/states';
-import type { HeroIdentity, NewBulkWorkflow, NewWorkflow } from '../../ports/workflow.repository';
+import type {
+  GuessedStepRows,
+  HeroIdentity,
+  NewBulkWorkflow,
+  NewWorkflow,
+  StepRowsAsLeft,
+} from '../../ports/workflow.repository';
 import { ExecutionColumns } from './execution-columns';
 import { GenevaDriveDataSource } from './geneva-drive-data-source';
 import type { HeroReadAhead } from './hero-row-reader';
@@ -155,13 +161,9 @@ export class WorkflowRows {
    */
   lockRowsAsLeft(
     uow: UnitOfWork,
-    left: { workflow: WorkflowEntity; execution: StepExecutionEntity; hero: object | null },
+    left: StepRowsAsLeft,
     hero: HeroReadAhead | null,
-  ): {
-    workflow: WorkflowEntity;
-    execution: StepExecutionEntity;
-    heroAfterCommit: () => object | null;
-  } | null {
+  ): GuessedStepRows | null {
     if (!uow.batch) return null;
     const { workflows, executions } = uow.batch.tables;
     const heroRead = hero ? hero.reader.statement(hero.heroId) : null;
