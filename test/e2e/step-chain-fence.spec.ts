@@ -2,6 +2,7 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import { Injectable } from '@nestjs/common';
 import {
   GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
+  InvalidStateError,
   Step,
   Workflow,
   type GenevaDriveDiagnosticsEvent,
@@ -177,11 +178,12 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
         target = null;
       };
       diagnosticsChannel.subscribe(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.step, onStep);
+      let late = 0;
       try {
         for (let round = 0; round < 50; round++) {
           const verb = round % 2 === 0 ? 'pause' : 'cancel';
           const ended = verb === 'pause' ? 'paused' : 'canceled';
-          const stepName = `s${1 + (round % (RACE_STEPS - 2))}`;
+          const stepName = `s${1 + (round % (RACE_STEPS / 2))}`;
           await harness.queue().pause();
           const workflow = await harness.service.start(FenceRaceWorkflow, {
             hero: await newOrder(),
@@ -198,6 +200,15 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
           await settled;
           const results = await Promise.all(acts.splice(0));
           expect(results).toHaveLength(1);
+          if (results[0] instanceof InvalidStateError) {
+            // On a busy machine the verb may come after the last step: refused, as it must be.
+            late += 1;
+            expect((await harness.service.find(id))?.state).toBe('finished');
+            expect(await steps(id)).toEqual(
+              Array.from({ length: RACE_STEPS }, (_, index) => `s${index + 1}:completed/success`),
+            );
+            continue;
+          }
           expect(results[0]).not.toBeInstanceOf(Error);
 
           const history = await harness.history(id);
@@ -229,6 +240,8 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
             expect(outcomes[last]).toBe('canceled/canceled');
           }
         }
+        // Most rounds race the chain: the verb lands while it runs.
+        expect(late).toBeLessThan(10);
       } finally {
         diagnosticsChannel.unsubscribe(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.step, onStep);
         recorder.close();
