@@ -26,7 +26,12 @@ runBenchmark(async () => {
   try {
     // Unmeasured workflows first, one at a time: JIT warm-up and first connections stay out.
     for (let round = 0; round < warmUpRounds(); round++)
-      await runWorkflows(harness, HopWorkflow, await createOrders(harness.dataSource, 1), finishLine);
+      await runWorkflows(
+        harness,
+        HopWorkflow,
+        await createOrders(harness.dataSource, 1),
+        finishLine,
+      );
     const runs = await repeatRuns(runCount(), () =>
       runVersusFloor({
         harness,

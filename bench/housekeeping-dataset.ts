@@ -37,8 +37,9 @@ export async function generateHousekeepingDataset(
 ): Promise<HousekeepingDataset> {
   const started = Date.now();
   const workflows = Math.ceil(executions / 10);
-  const table = (entity: typeof WorkflowEntity | typeof StepExecutionEntity | typeof SignalEntity) =>
-    qualifiedTable(dataSource, entity);
+  const table = (
+    entity: typeof WorkflowEntity | typeof StepExecutionEntity | typeof SignalEntity,
+  ) => qualifiedTable(dataSource, entity);
   await dataSource.query(
     `INSERT INTO ${table(WorkflowEntity)}
        (id, type, hero_type, hero_id, state, current_step_name, next_step_name, allow_multiple,

@@ -48,7 +48,9 @@ runBenchmark(async () => {
       const onMs = await msPerStep(on, WORKFLOWS);
       const spans = exporter.getFinishedSpans().filter((span) => span.name === 'geneva_drive.step');
       if (spans.length < WORKFLOWS * STEPS) {
-        throw new Error(`tracing on recorded ${spans.length} step spans, expected ${WORKFLOWS * STEPS}`);
+        throw new Error(
+          `tracing on recorded ${spans.length} step spans, expected ${WORKFLOWS * STEPS}`,
+        );
       }
       runs.push({ offMsPerStep: offMs, onMsPerStep: onMs, overheadRatio: onMs / offMs });
     }

@@ -8,5 +8,8 @@ export const {
 } = new ConfigurableModuleBuilder<GenevaDriveModuleOptions>({ moduleName: 'GenevaDrive' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('create')
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: true }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
   .build();

@@ -1,7 +1,13 @@
 import type { StepExecutionState, WorkflowState } from '../interfaces/states.interface';
 
 /** Every workflow state. */
-export const WORKFLOW_STATES: readonly WorkflowState[] = ['ready', 'performing', 'paused', 'finished', 'canceled'];
+export const WORKFLOW_STATES: readonly WorkflowState[] = [
+  'ready',
+  'performing',
+  'paused',
+  'finished',
+  'canceled',
+];
 
 /** Workflow states in which a workflow is still "ongoing". */
 export const ONGOING_WORKFLOW_STATES: readonly WorkflowState[] = ['ready', 'performing', 'paused'];

@@ -6,6 +6,7 @@ import type { RecordedStep } from './recorded-step.interface';
  * prototype's own, so a subclass never mutates its parent's steps.
  */
 export function appendRecordedStep(prototype: object, step: RecordedStep): void {
-  const own = (Reflect.getOwnMetadata(STEPS_METADATA, prototype) as RecordedStep[] | undefined) ?? [];
+  const own =
+    (Reflect.getOwnMetadata(STEPS_METADATA, prototype) as RecordedStep[] | undefined) ?? [];
   Reflect.defineMetadata(STEPS_METADATA, [...own, step], prototype);
 }

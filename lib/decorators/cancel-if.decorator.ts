@@ -6,7 +6,8 @@ import { CANCEL_IF_METADATA } from '../common/constants';
  */
 export function CancelIf(): MethodDecorator {
   return (prototype, propertyKey) => {
-    const own = (Reflect.getOwnMetadata(CANCEL_IF_METADATA, prototype) as string[] | undefined) ?? [];
+    const own =
+      (Reflect.getOwnMetadata(CANCEL_IF_METADATA, prototype) as string[] | undefined) ?? [];
     Reflect.defineMetadata(CANCEL_IF_METADATA, [...own, String(propertyKey)], prototype);
   };
 }

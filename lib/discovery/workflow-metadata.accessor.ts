@@ -23,7 +23,10 @@ export class WorkflowMetadataAccessor {
         name: cls === target ? own.name : merged.name,
         // Only objects merge key by key; anything else is kept as given for the explorer to refuse.
         stepJobOptions: isRecord(own.stepJobOptions)
-          ? { ...(isRecord(merged.stepJobOptions) ? merged.stepJobOptions : {}), ...own.stepJobOptions }
+          ? {
+              ...(isRecord(merged.stepJobOptions) ? merged.stepJobOptions : {}),
+              ...own.stepJobOptions,
+            }
           : (own.stepJobOptions ?? merged.stepJobOptions),
         onException: [...parentPolicies, ...ownPolicies],
       };
@@ -31,10 +34,15 @@ export class WorkflowMetadataAccessor {
   }
 
   /** The `@Workflow(options)` argument of the class and of each decorated ancestor, base first, as given. */
-  getDeclaredWorkflowOptions(target: Type<object>): Array<{ target: Type<object>; options: unknown }> {
+  getDeclaredWorkflowOptions(
+    target: Type<object>,
+  ): Array<{ target: Type<object>; options: unknown }> {
     return this.lineage(target)
       .filter((cls) => Reflect.hasOwnMetadata(WORKFLOW_METADATA, cls))
-      .map((cls) => ({ target: cls, options: Reflect.getOwnMetadata(WORKFLOW_METADATA, cls) as unknown }));
+      .map((cls) => ({
+        target: cls,
+        options: Reflect.getOwnMetadata(WORKFLOW_METADATA, cls) as unknown,
+      }));
   }
 
   /**
@@ -56,20 +64,24 @@ export class WorkflowMetadataAccessor {
   /** Recorded steps, parents first, each class in declaration order. */
   getRecordedSteps(target: Type<object>): RecordedStep[] {
     return this.lineage(target).flatMap(
-      (cls) => (Reflect.getOwnMetadata(STEPS_METADATA, cls.prototype as object) as RecordedStep[] | undefined) ?? [],
+      (cls) =>
+        (Reflect.getOwnMetadata(STEPS_METADATA, cls.prototype as object) as
+          RecordedStep[] | undefined) ?? [],
     );
   }
 
   getCancelIfMethods(target: Type<object>): string[] {
     return this.lineage(target).flatMap(
-      (cls) => (Reflect.getOwnMetadata(CANCEL_IF_METADATA, cls.prototype as object) as string[] | undefined) ?? [],
+      (cls) =>
+        (Reflect.getOwnMetadata(CANCEL_IF_METADATA, cls.prototype as object) as
+          string[] | undefined) ?? [],
     );
   }
 
   /** The class and its ancestors, base class first. */
   private lineage(target: Type<object>): Array<Type<object>> {
     const chain: Array<Type<object>> = [];
-    for (let cls: unknown = target; typeof cls === 'function' && cls !== Function.prototype; ) {
+    for (let cls: unknown = target; typeof cls === 'function' && cls !== Function.prototype;) {
       chain.unshift(cls as Type<object>);
       cls = Object.getPrototypeOf(cls);
     }

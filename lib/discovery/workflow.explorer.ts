@@ -15,7 +15,13 @@ import { WorkflowRegistry } from './workflow.registry';
 /** What `DiscoveryService.getProviders()` yields, named through its public signature only. */
 type ProviderWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
-const WORKFLOW_OPTION_KEYS = ['name', 'hero', 'mayProceedWithoutHero', 'stepJobOptions', 'onException'];
+const WORKFLOW_OPTION_KEYS = [
+  'name',
+  'hero',
+  'mayProceedWithoutHero',
+  'stepJobOptions',
+  'onException',
+];
 
 /**
  * Discovers `@Workflow` providers at `onModuleInit`, validates every option, and fills the
@@ -93,9 +99,15 @@ export class WorkflowExplorer implements OnModuleInit {
     const cancelIfMethods = this.accessor.getCancelIfMethods(target);
     const notMethod = cancelIfMethods.find((method) => typeof prototype[method] !== 'function');
     if (notMethod !== undefined) {
-      throw fail(`@CancelIf decorates '${notMethod}', which is not a method. Put @CancelIf on a method (ctx) => boolean.`);
+      throw fail(
+        `@CancelIf decorates '${notMethod}', which is not a method. Put @CancelIf on a method (ctx) => boolean.`,
+      );
     }
-    const definitions = buildStepDefinitions(name, prototype, this.accessor.getRecordedSteps(target));
+    const definitions = buildStepDefinitions(
+      name,
+      prototype,
+      this.accessor.getRecordedSteps(target),
+    );
     return {
       name,
       target,
@@ -115,23 +127,39 @@ export class WorkflowExplorer implements OnModuleInit {
   ): void {
     const unknown = Object.keys(options).filter((key) => !WORKFLOW_OPTION_KEYS.includes(key));
     if (unknown.length > 0) {
-      throw fail(`@Workflow has unknown option(s) ${unknown.join(', ')}. Allowed: ${WORKFLOW_OPTION_KEYS.join(', ')}.`);
+      throw fail(
+        `@Workflow has unknown option(s) ${unknown.join(', ')}. Allowed: ${WORKFLOW_OPTION_KEYS.join(', ')}.`,
+      );
     }
-    if (options.name !== undefined && (typeof options.name !== 'string' || options.name.trim() === '')) {
-      throw fail(`@Workflow name must be a non-blank string, but was ${formatValue(options.name)}.`);
+    if (
+      options.name !== undefined &&
+      (typeof options.name !== 'string' || options.name.trim() === '')
+    ) {
+      throw fail(
+        `@Workflow name must be a non-blank string, but was ${formatValue(options.name)}.`,
+      );
     }
     // The name is stored in the `type` column (varchar(255) on MariaDB/MySQL).
     const nameProblem = options.name === undefined ? null : storedStringProblem(options.name);
     if (nameProblem) throw fail(`@Workflow name ${nameProblem}.`);
     if (options.hero !== undefined && typeof options.hero !== 'function') {
-      throw fail('@Workflow hero must be a function returning the hero entity, e.g. hero: () => Order.');
+      throw fail(
+        '@Workflow hero must be a function returning the hero entity, e.g. hero: () => Order.',
+      );
     }
-    if (options.mayProceedWithoutHero !== undefined && typeof options.mayProceedWithoutHero !== 'boolean') {
+    if (
+      options.mayProceedWithoutHero !== undefined &&
+      typeof options.mayProceedWithoutHero !== 'boolean'
+    ) {
       throw fail('@Workflow mayProceedWithoutHero must be a boolean.');
     }
-    const bad = [options.onException ?? []].flat().find((policy) => !(policy instanceof ExceptionPolicy));
+    const bad = [options.onException ?? []]
+      .flat()
+      .find((policy) => !(policy instanceof ExceptionPolicy));
     if (bad !== undefined) {
-      throw fail(`@Workflow onException holds ${formatValue(bad)}; it takes ExceptionPolicy instances only.`);
+      throw fail(
+        `@Workflow onException holds ${formatValue(bad)}; it takes ExceptionPolicy instances only.`,
+      );
     }
   }
 }

@@ -9,13 +9,7 @@ export type WorkflowState = 'ready' | 'performing' | 'paused' | 'finished' | 'ca
 
 /** Lifecycle of one step execution. */
 export type StepExecutionState =
-  | 'scheduled'
-  | 'waiting'
-  | 'in_progress'
-  | 'completed'
-  | 'failed'
-  | 'canceled'
-  | 'skipped';
+  'scheduled' | 'waiting' | 'in_progress' | 'completed' | 'failed' | 'canceled' | 'skipped';
 
 /** Why a step execution ended the way it did. */
 export type StepExecutionOutcome =

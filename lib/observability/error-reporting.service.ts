@@ -21,7 +21,9 @@ export class ErrorReportingService {
         error.stack,
       );
     } catch (reporterError) {
-      this.logger.error(`errorReporter threw while reporting ${error.name}: ${String(reporterError)}`);
+      this.logger.error(
+        `errorReporter threw while reporting ${error.name}: ${String(reporterError)}`,
+      );
     }
   }
 }

@@ -18,7 +18,8 @@ export const STEP_HISTOGRAMS = {
  */
 @Injectable()
 export class StepHistograms {
-  private readonly record: ((name: string, value: number, tags: Record<string, string>) => void) | null;
+  private readonly record:
+    ((name: string, value: number, tags: Record<string, string>) => void) | null;
 
   constructor(@InjectResolvedOptions() options: ResolvedGenevaDriveOptions) {
     const { metrics } = options;

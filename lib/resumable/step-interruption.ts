@@ -11,6 +11,8 @@ export class StepInterruption extends Error {
     /** Delay before the successor runs, in ms; null = now. */
     readonly waitMs: number | null,
   ) {
-    super(`Resumable step interrupted (${reason}); a successor continues from the cursor. Do not catch this.`);
+    super(
+      `Resumable step interrupted (${reason}); a successor continues from the cursor. Do not catch this.`,
+    );
   }
 }

@@ -193,7 +193,10 @@ export class WorkflowService {
     if (entries.length === 0) return [];
     return this.tracer.inCallSpan(
       'geneva_drive.start',
-      { 'geneva_drive.workflow.class': definition.name, 'geneva_drive.start.count': entries.length },
+      {
+        'geneva_drive.workflow.class': definition.name,
+        'geneva_drive.start.count': entries.length,
+      },
       (traceParent) => {
         const rows = entries.map((entry, index) =>
           this.withCaller(entry, traceParent, `startMany() starts[${index}]`),

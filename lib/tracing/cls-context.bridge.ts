@@ -8,7 +8,10 @@ export abstract class ClsContextBridge {
   abstract capture(): Record<string, unknown> | null;
 
   /** Runs `fn` in a CLS context holding the configured keys found in `context`. */
-  abstract run<T>(context: Readonly<Record<string, unknown>> | null | undefined, fn: () => Promise<T>): Promise<T>;
+  abstract run<T>(
+    context: Readonly<Record<string, unknown>> | null | undefined,
+    fn: () => Promise<T>,
+  ): Promise<T>;
 }
 
 /** No `cls` option: nothing captured, steps run as they are. */

@@ -21,11 +21,15 @@ export class NestjsClsContextBridge extends ClsContextBridge {
     return captured;
   }
 
-  run<T>(context: Readonly<Record<string, unknown>> | null | undefined, fn: () => Promise<T>): Promise<T> {
+  run<T>(
+    context: Readonly<Record<string, unknown>> | null | undefined,
+    fn: () => Promise<T>,
+  ): Promise<T> {
     const cls = this.manager.getClsService();
     return cls.run({ ifNested: 'override' }, () => {
       for (const key of this.keys) {
-        if (context && Object.prototype.hasOwnProperty.call(context, key)) cls.set(key, context[key]);
+        if (context && Object.prototype.hasOwnProperty.call(context, key))
+          cls.set(key, context[key]);
       }
       return fn();
     });

@@ -42,13 +42,17 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppCo
 export function transportOf(config: SampleAppConfig): GenevaDriveTransport {
   const transport = config.transport ?? (config.redisUrl ? 'redis' : 'local');
   if (transport !== 'redis' && transport !== 'postgres' && transport !== 'local') {
-    throw new Error(`GENEVA_TRANSPORT must be redis, postgres or local, got '${String(transport)}'`);
+    throw new Error(
+      `GENEVA_TRANSPORT must be redis, postgres or local, got '${String(transport)}'`,
+    );
   }
   if (transport === 'redis' && !config.redisUrl) {
     throw new Error('GENEVA_TRANSPORT=redis needs REDIS_URL (redis://host:port)');
   }
   if (transport === 'postgres' && !config.databaseUrl) {
-    throw new Error("GENEVA_TRANSPORT=postgres needs DATABASE_URL: BullMQ's jobs go to that database");
+    throw new Error(
+      "GENEVA_TRANSPORT=postgres needs DATABASE_URL: BullMQ's jobs go to that database",
+    );
   }
   return transport;
 }

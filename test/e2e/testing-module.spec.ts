@@ -235,15 +235,13 @@ describe.each<Database>(DATABASES)('GenevaDriveTestingModule on %s', (database) 
     expect((await t.jobsOf(workflow)).map((job) => job.jobId)).toEqual([first.id, `${first.id}_1`]);
 
     const before = t.helper.enqueuedJobs().length;
-    await t.app
-      .get(StepJobQueue)
-      .add({
-        jobId: first.id,
-        stepExecutionId: first.id,
-        workflowId: workflow.id,
-        queue: 'geneva-drive',
-        delay: 0,
-      });
+    await t.app.get(StepJobQueue).add({
+      jobId: first.id,
+      stepExecutionId: first.id,
+      workflowId: workflow.id,
+      queue: 'geneva-drive',
+      delay: 0,
+    });
     expect(t.helper.enqueuedJobs()).toHaveLength(before);
   });
 

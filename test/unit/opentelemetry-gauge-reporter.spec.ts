@@ -10,12 +10,18 @@ import { OpenTelemetryGaugeReporter } from 'nestjs-geneva-drive/opentelemetry';
 /** The part of a Meter the reporter uses, recording what an SDK would collect. */
 class FakeMeter {
   readonly gauges = new Map<string, { description?: string; callbacks: Set<ObservableCallback> }>();
-  readonly histograms = new Map<string, { unit?: string; recorded: Array<[number, Attributes?]> }>();
+  readonly histograms = new Map<
+    string,
+    { unit?: string; recorded: Array<[number, Attributes?]> }
+  >();
 
   createHistogram(name: string, options?: { unit?: string }) {
     const histogram = { unit: options?.unit, recorded: [] as Array<[number, Attributes?]> };
     this.histograms.set(name, histogram);
-    return { record: (value: number, attributes?: Attributes) => histogram.recorded.push([value, attributes]) };
+    return {
+      record: (value: number, attributes?: Attributes) =>
+        histogram.recorded.push([value, attributes]),
+    };
   }
 
   createObservableGauge(name: string, options?: { description?: string }) {
@@ -52,7 +58,13 @@ describe('OpenTelemetryGaugeReporter', () => {
     expect([...meter.histograms.entries()]).toEqual([
       [
         'geneva_drive.step.duration_ms',
-        { unit: 'ms', recorded: [[12, { step_name: 'charge' }], [30, { step_name: 'ship' }]] },
+        {
+          unit: 'ms',
+          recorded: [
+            [12, { step_name: 'charge' }],
+            [30, { step_name: 'ship' }],
+          ],
+        },
       ],
       ['geneva_drive.signal.wake_ms', { unit: 'ms', recorded: [[5, {}]] }],
     ]);

@@ -321,7 +321,11 @@ describe('resolveModuleOptions', () => {
         { waitingVisibilityThreshold: 'later' },
         /waitingVisibilityThreshold: /,
       ],
-      ['signalRetention words', { signalRetention: 'later' }, /signalRetention: .*positive duration/],
+      [
+        'signalRetention words',
+        { signalRetention: 'later' },
+        /signalRetention: .*positive duration/,
+      ],
       ['signalRetention 0', { signalRetention: 0 }, /signalRetention: .*positive duration/],
       [
         'errorReporter not a function',
@@ -366,7 +370,10 @@ describe('resolveModuleOptions', () => {
     });
 
     it('resolves tracing and the cls keys', () => {
-      const resolved = resolveModuleOptions({ tracing: true, cls: { keys: ['requestId', 'tenant'] } });
+      const resolved = resolveModuleOptions({
+        tracing: true,
+        cls: { keys: ['requestId', 'tenant'] },
+      });
       expect(resolved.tracing).toBe(true);
       expect(resolved.clsKeys).toEqual(['requestId', 'tenant']);
     });
@@ -403,7 +410,9 @@ describe('resolveModuleOptions', () => {
 
     it('Sentinel options (plain ioredis options) are passed on unchanged', () => {
       const sentinel = { sentinels: [{ host: '10.0.0.5', port: 26379 }], name: 'mymaster' };
-      expect(resolveModuleOptions({ connection: sentinel }, 'forRoot()').connection).toEqual(sentinel);
+      expect(resolveModuleOptions({ connection: sentinel }, 'forRoot()').connection).toEqual(
+        sentinel,
+      );
     });
 
     it('a Redis client is passed on as given too', () => {

@@ -407,15 +407,25 @@ describe('buildStepDefinitions (decorators → validated steps)', () => {
     });
 
     it('turns an action into a policy and keeps a policy as given', () => {
-      expect(step({ waitFor: 'payment', timeout: '1h', onTimeout: 'skip' }).onTimeout).toMatchObject({
+      expect(
+        step({ waitFor: 'payment', timeout: '1h', onTimeout: 'skip' }).onTimeout,
+      ).toMatchObject({
         action: 'skip',
       });
-      const policy = new ExceptionPolicy('reattempt', { maxReattempts: 2, terminalAction: 'cancel' });
+      const policy = new ExceptionPolicy('reattempt', {
+        maxReattempts: 2,
+        terminalAction: 'cancel',
+      });
       expect(step({ waitFor: 'payment', timeout: '1h', onTimeout: policy }).onTimeout).toBe(policy);
     });
 
     it('refuses a timeout without waitFor, pointing at wait', () => {
-      expectStepError(oneStep({ timeout: '1h' }), 's', /timeout '1h' but no waitFor/, /use wait to delay/);
+      expectStepError(
+        oneStep({ timeout: '1h' }),
+        's',
+        /timeout '1h' but no waitFor/,
+        /use wait to delay/,
+      );
     });
 
     it('refuses onTimeout without a timeout', () => {
@@ -440,7 +450,11 @@ describe('buildStepDefinitions (decorators → validated steps)', () => {
     });
 
     it('refuses a timeout whose deadline would fall after 9999-12-31', () => {
-      expectStepError(oneStep({ waitFor: 'payment', timeout: '500000 weeks' }), 's', /timeout '500000 weeks'/);
+      expectStepError(
+        oneStep({ waitFor: 'payment', timeout: '500000 weeks' }),
+        's',
+        /timeout '500000 weeks'/,
+      );
     });
 
     it.each<[string, unknown]>([

@@ -22,7 +22,9 @@ describe('the workflow tracer', () => {
     const tracer = await createWorkflowTracer(false);
     expect(tracer).toBeInstanceOf(NoopWorkflowTracer);
     expect(tracer.enabled).toBe(false);
-    await expect(tracer.inCallSpan('geneva_drive.start', {}, (parent) => Promise.resolve(parent))).resolves.toBeNull();
+    await expect(
+      tracer.inCallSpan('geneva_drive.start', {}, (parent) => Promise.resolve(parent)),
+    ).resolves.toBeNull();
     const handed: unknown[] = [];
     for (let i = 0; i < 2; i++) {
       await tracer.inStepSpan(PREPARED, (span) => {
@@ -38,7 +40,9 @@ describe('the workflow tracer', () => {
   it('passes results and rejections of the no-op spans straight through', async () => {
     const tracer = new NoopWorkflowTracer();
     await expect(tracer.inStepSpan(PREPARED, () => Promise.resolve(42))).resolves.toBe(42);
-    await expect(tracer.inCallSpan('x', {}, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(
+      tracer.inCallSpan('x', {}, () => Promise.reject(new Error('boom'))),
+    ).rejects.toThrow('boom');
   });
 
   it('is the OpenTelemetry tracer when tracing is on', async () => {
@@ -79,8 +83,14 @@ describe('the CLS bridge', () => {
 
 describe('traceparent', () => {
   it('round-trips a span context and refuses anything else', () => {
-    const parts = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 };
-    expect(formatTraceParent(parts)).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    const parts = {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      traceFlags: 1,
+    };
+    expect(formatTraceParent(parts)).toBe(
+      '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+    );
     expect(parseTraceParent(formatTraceParent(parts))).toEqual(parts);
     expect(parseTraceParent(null)).toBeNull();
     expect(parseTraceParent('00-00000000000000000000000000000000-b7ad6b7169203331-01')).toBeNull();

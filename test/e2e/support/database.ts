@@ -41,7 +41,9 @@ function readTestPooler(): TestPooler | null {
     throw new Error(`GENEVA_TEST_POOLER must be pgbouncer or unset, not '${value}'.`);
   }
   if (testDatabase !== 'postgres') {
-    throw new Error(`GENEVA_TEST_POOLER=pgbouncer needs GENEVA_TEST_DB=postgres, not '${testDatabase}'.`);
+    throw new Error(
+      `GENEVA_TEST_POOLER=pgbouncer needs GENEVA_TEST_DB=postgres, not '${testDatabase}'.`,
+    );
   }
   return value;
 }

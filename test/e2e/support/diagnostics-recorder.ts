@@ -21,7 +21,8 @@ export class DiagnosticsRecorder {
 
   constructor(channels: readonly string[]) {
     for (const channel of channels) {
-      const listener = (message: unknown) => this.record(channel, message as GenevaDriveDiagnosticsEvent);
+      const listener = (message: unknown) =>
+        this.record(channel, message as GenevaDriveDiagnosticsEvent);
       diagnosticsChannel.subscribe(channel, listener);
       this.listeners.set(channel, listener);
     }
@@ -29,17 +30,28 @@ export class DiagnosticsRecorder {
 
   /** The events on `channel` matching `predicate`, so far. */
   seen(channel: string, predicate: Predicate = () => true): GenevaDriveDiagnosticsEvent[] {
-    return this.events.filter((entry) => entry.channel === channel && predicate(entry.event)).map((entry) => entry.event);
+    return this.events
+      .filter((entry) => entry.channel === channel && predicate(entry.event))
+      .map((entry) => entry.event);
   }
 
   /** Resolves once `count` events on `channel` match `predicate` (counting earlier ones). */
-  until(channel: string, predicate: Predicate, count = 1, timeoutMs = 15_000): Promise<GenevaDriveDiagnosticsEvent[]> {
+  until(
+    channel: string,
+    predicate: Predicate,
+    count = 1,
+    timeoutMs = 15_000,
+  ): Promise<GenevaDriveDiagnosticsEvent[]> {
     const already = this.seen(channel, predicate);
     if (already.length >= count) return Promise.resolve(already);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
-        reject(new Error(`${count} event(s) on ${channel} did not come within ${timeoutMs} ms (saw ${this.seen(channel, predicate).length})`));
+        reject(
+          new Error(
+            `${count} event(s) on ${channel} did not come within ${timeoutMs} ms (saw ${this.seen(channel, predicate).length})`,
+          ),
+        );
       }, timeoutMs);
       const waiter: Waiter = {
         channel,
@@ -55,12 +67,17 @@ export class DiagnosticsRecorder {
   }
 
   /** `until` for the events of one workflow. */
-  forWorkflow(channel: string, workflowId: string, count = 1): Promise<GenevaDriveDiagnosticsEvent[]> {
+  forWorkflow(
+    channel: string,
+    workflowId: string,
+    count = 1,
+  ): Promise<GenevaDriveDiagnosticsEvent[]> {
     return this.until(channel, (event) => event.workflowId === workflowId, count);
   }
 
   close(): void {
-    for (const [channel, listener] of this.listeners) diagnosticsChannel.unsubscribe(channel, listener);
+    for (const [channel, listener] of this.listeners)
+      diagnosticsChannel.unsubscribe(channel, listener);
     this.listeners.clear();
   }
 

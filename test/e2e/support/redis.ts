@@ -17,7 +17,9 @@ function readTestRedisCluster(): { host: string; port: number } | null {
   if (value === '') return null;
   const match = /^([^:]+):(\d+)$/.exec(value);
   if (!match) {
-    throw new Error(`GENEVA_TEST_REDIS_CLUSTER must be host:port of a cluster node, not '${value}'.`);
+    throw new Error(
+      `GENEVA_TEST_REDIS_CLUSTER must be host:port of a cluster node, not '${value}'.`,
+    );
   }
   return { host: match[1], port: Number(match[2]) };
 }

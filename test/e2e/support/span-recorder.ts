@@ -16,7 +16,11 @@ type SpanPredicate = (span: ReadableSpan) => boolean;
 export class SpanRecorder {
   readonly exporter = new InMemorySpanExporter();
   private readonly provider: BasicTracerProvider;
-  private readonly waiters = new Set<{ predicate: SpanPredicate; count: number; resolve: () => void }>();
+  private readonly waiters = new Set<{
+    predicate: SpanPredicate;
+    count: number;
+    resolve: () => void;
+  }>();
 
   constructor() {
     const notifier: SpanProcessor = {
@@ -40,7 +44,11 @@ export class SpanRecorder {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
-        reject(new Error(`${count} span(s) did not end within ${timeoutMs} ms (saw ${this.spans(predicate).length})`));
+        reject(
+          new Error(
+            `${count} span(s) did not end within ${timeoutMs} ms (saw ${this.spans(predicate).length})`,
+          ),
+        );
       }, timeoutMs);
       const waiter = {
         predicate,

@@ -20,7 +20,9 @@ function readTestTransport(): TestTransport {
   if (value === '' || value === 'redis') return 'redis';
   if (value === 'local') return value;
   if (value !== 'postgres') {
-    throw new Error(`GENEVA_TEST_TRANSPORT must be redis, postgres, local or unset, not '${value}'.`);
+    throw new Error(
+      `GENEVA_TEST_TRANSPORT must be redis, postgres, local or unset, not '${value}'.`,
+    );
   }
   if (testDatabase !== 'postgres') {
     throw new Error(

@@ -135,7 +135,8 @@ export async function checkInvariants(
     const expected = options.expectedState?.(workflow.id) ?? 'finished';
     if (workflow.state !== expected) {
       const history = (executionsOf.get(workflow.id) ?? []).map(
-        (row) => `${row.step_name}:${row.state}/${row.outcome}${row.error_message ? ` ${row.error_class_name}: ${row.error_message}` : ''}`,
+        (row) =>
+          `${row.step_name}:${row.state}/${row.outcome}${row.error_message ? ` ${row.error_class_name}: ${row.error_message}` : ''}`,
       );
       const why = ` (history: ${history.slice(-3).join(', ') || 'none'})`;
       fail(workflow.id, `state is ${workflow.state}, expected ${expected}${why}`);

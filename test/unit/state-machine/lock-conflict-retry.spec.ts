@@ -21,14 +21,14 @@ describe('state machine: public calls and lost lock conflicts', () => {
   function failNextTransactionWith(error: Error): jest.SpyInstance {
     const repository = sm.repository;
     const transaction = repository.transaction.bind(repository);
-    return jest.spyOn(repository, 'transaction').mockImplementationOnce(((
-      work: Work,
-      options?: object,
-    ) =>
-      transaction(async (tx) => {
-        await work(tx);
-        throw error;
-      }, options)));
+    return jest
+      .spyOn(repository, 'transaction')
+      .mockImplementationOnce((work: Work, options?: object) =>
+        transaction(async (tx) => {
+          await work(tx);
+          throw error;
+        }, options),
+      );
   }
 
   const deadlock = () => new InMemoryDatabaseError('deadlock_detected', 'deadlock detected');
