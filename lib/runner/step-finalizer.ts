@@ -501,12 +501,14 @@ export class StepFinalizer {
  * Whether a completed step's finalize, when its rows are as the step left them, decides the same
  * whatever else it could read: no signal to settle, and a next step whose prepare runs no code of
  * the app before its body (no `@CancelIf`, no `skipIf` function, no gate) and finds the hero that
- * the previous step had, if the workflow has one.
+ * the previous step had, if the workflow has one. Not after a resumable step: its checkpoints
+ * write its row outside the step's transactions, so the guess would break every time.
  */
 function decidedWithoutReading(prepared: PreparedStep): boolean {
-  const { workflow, execution, definition, hero } = prepared;
+  const { workflow, execution, definition, hero, step } = prepared;
   const next = definition.steps.nextAfter(execution.stepName);
   return (
+    step.kind === 'step' &&
     next !== null &&
     next.kind === 'step' &&
     next.waitFor === null &&

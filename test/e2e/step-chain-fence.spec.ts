@@ -3,9 +3,11 @@ import { Injectable } from '@nestjs/common';
 import {
   GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
   InvalidStateError,
+  ResumableStep,
   Step,
   Workflow,
   type GenevaDriveDiagnosticsEvent,
+  type IterableStep,
   type StepContext,
 } from '../../lib';
 import { DiagnosticsRecorder } from './support/diagnostics-recorder';
@@ -34,6 +36,15 @@ class FenceWorkflow {
     this.body.second(ctx);
   }
   @Step() third() {}
+}
+
+/** A resumable step that checkpoints twice, then a plain one. */
+@Workflow({ name: 'FenceResumableWorkflow' })
+class FenceResumableWorkflow {
+  @ResumableStep() async walk(iter: IterableStep<number>) {
+    await iter.iterateOver([1, 2], () => undefined);
+  }
+  @Step() after() {}
 }
 
 const RACE_STEPS = 12;
@@ -81,7 +92,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
 
     beforeAll(async () => {
       harness = await EngineHarness.boot({
-        workflows: [FenceWorkflow, FenceRaceWorkflow],
+        workflows: [FenceWorkflow, FenceRaceWorkflow, FenceResumableWorkflow],
         providers: [FirstBody],
         entities: [Order],
       });
@@ -246,6 +257,20 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
         diagnosticsChannel.unsubscribe(GENEVA_DRIVE_DIAGNOSTICS_CHANNELS.step, onStep);
         recorder.close();
       }
+    });
+
+    it('reads first after a resumable step, whose checkpoints write its row: no guess that must break', async () => {
+      const mark = messages.length;
+      const workflow = await harness.service.start(FenceResumableWorkflow, {
+        hero: await newOrder(),
+      });
+      await harness.waitForState(workflow.id, 'finished');
+
+      expect(await steps(workflow.id)).toEqual([
+        'walk:completed/success',
+        'after:completed/success',
+      ]);
+      expect(messages.slice(mark).some((statements) => statements.some(isFence))).toBe(false);
     });
 
     it("the next step's body sees the hero as the previous step left it", async () => {
