@@ -99,15 +99,13 @@ export class StepFinalizer {
     // A completed step with a step after it may chain: that step's prepare, in this transaction,
     // loads the same hero, which the lock's round trip can carry.
     const { heroType, heroId } = prepared.workflow;
-    const mayChain =
-      chain !== null &&
-      run.result.kind === 'completed' &&
-      prepared.definition.steps.nextAfter(prepared.execution.stepName) !== null;
+    const next = prepared.definition.steps.nextAfter(prepared.execution.stepName);
+    const mayChain = chain !== null && run.result.kind === 'completed' && next !== null;
     const heroReadAhead = mayChain && heroType && heroId ? { heroType, heroId } : null;
     // A step chain's usual finalize decides nothing that the locked rows could change as long as
     // they are as this process left them: it need not wait for their read (see lockForStepAsLeft).
     const guessed =
-      mayChain && decidedWithoutReading(prepared)
+      mayChain && decidedWithoutReading(prepared, next)
         ? this.repository.lockForStepAsLeft(uow, prepared, { hero: heroReadAhead })
         : null;
     const { workflow, execution } =
@@ -504,9 +502,8 @@ export class StepFinalizer {
  * the previous step had, if the workflow has one. Not after a resumable step: its checkpoints
  * write its row outside the step's transactions, so the guess would break every time.
  */
-function decidedWithoutReading(prepared: PreparedStep): boolean {
+function decidedWithoutReading(prepared: PreparedStep, next: StepDefinition | null): boolean {
   const { workflow, execution, definition, hero, step } = prepared;
-  const next = definition.steps.nextAfter(execution.stepName);
   return (
     step.kind === 'step' &&
     next !== null &&

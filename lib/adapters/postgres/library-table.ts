@@ -15,8 +15,8 @@ export interface InsertSelectClauses {
 }
 
 /**
- * The transaction-local setting a speculative step transaction sets to its token when its fence
- * holds (see `PostgresQueryBatch.speculate`); fenced writes compare it with the token.
+ * The transaction-local setting a step transaction that guessed its rows sets to its token when
+ * its fence holds (see `PostgresQueryBatch.guess`); fenced writes compare it with the token.
  */
 export const STEP_FENCE_SETTING = 'geneva_drive.step_fence';
 
@@ -145,12 +145,16 @@ export class LibraryTable<E extends object> {
     placeholdersBefore: number,
   ): { sql: string; values: Array<string | null> } {
     const conditions = Object.keys(criteria).map((property) => this.column(property));
-    const sql =
-      `EXISTS (SELECT 1 FROM ${this.quotedTable} WHERE ` +
-      conditions
-        .map((column, index) => `${column.quoted} = $${placeholdersBefore + index + 1}`)
-        .join(' AND ') +
-      ')';
+    const shape = `E ${conditions.map((column) => column.property).join(' ')} ${placeholdersBefore}`;
+    const sql = this.text(
+      shape,
+      () =>
+        `EXISTS (SELECT 1 FROM ${this.quotedTable} WHERE ` +
+        conditions
+          .map((column, index) => `${column.quoted} = $${placeholdersBefore + index + 1}`)
+          .join(' AND ') +
+        ')',
+    );
     return {
       sql,
       values: conditions.map((column) => this.parameter(column, criteria[column.property])),

@@ -53,8 +53,8 @@ type PendingWrite =
       changes: Record<string, unknown>;
     };
 
-/** The reads and the fence of a speculative transaction (see `PostgresQueryBatch.speculate`). */
-interface Speculation {
+/** The reads and the fence of a transaction that guessed its rows (see `PostgresQueryBatch.guess`). */
+interface Guess {
   reads: readonly BoundStatement[];
   fence: BoundStatement;
   token: string;
@@ -82,7 +82,7 @@ export class PostgresQueryBatch {
   private readonly writes: PendingWrite[] = [];
   /** The COMMIT went through: nothing is left to roll back. */
   private committed = false;
-  private speculation: Speculation | null = null;
+  private pendingGuess: Guess | null = null;
 
   constructor(
     private readonly shared: PostgresBatchContext,
@@ -106,15 +106,16 @@ export class PostgresQueryBatch {
    * caller runs the work again, reading first). False when this transaction cannot guess: it
    * sent something already, holds writes, or is the run after a broken fence.
    */
-  speculate(
+  guess(
     reads: readonly BoundStatement[],
     conditions: { sql: string; values: ReadonlyArray<string | null> },
     token: string,
   ): boolean {
-    if (!this.mayGuess || !this.opening || this.writes.length > 0 || this.speculation) return false;
+    if (!this.mayGuess || !this.opening || this.writes.length > 0 || this.pendingGuess)
+      return false;
     // The setting's name, the token and the empty string are bound too: no quote in the text.
     const slot = conditions.values.length;
-    this.speculation = {
+    this.pendingGuess = {
       reads,
       fence: {
         text:
@@ -129,19 +130,19 @@ export class PostgresQueryBatch {
     return true;
   }
 
-  /** Whether this transaction guessed its rows (`speculate`): its writes must all be fenced. */
+  /** Whether this transaction guessed its rows (`guess`): its writes must all be fenced. */
   get guessed(): boolean {
-    return this.speculation !== null;
+    return this.pendingGuess !== null;
   }
 
-  /** The results of the speculative reads, once their message ran (else null). */
-  get speculativeReads(): readonly StatementResult[] | null {
-    return this.speculation?.results ?? null;
+  /** The results of the guess's reads, once their message ran (else null). */
+  get guessReads(): readonly StatementResult[] | null {
+    return this.pendingGuess?.results ?? null;
   }
 
-  /** Null without a speculation or before its message; else whether its fence held. */
+  /** Null without a guess or before its message; else whether its fence held. */
   get fenceHeld(): boolean | null {
-    return this.speculation?.held ?? null;
+    return this.pendingGuess?.held ?? null;
   }
 
   get tables(): LibraryTables {
@@ -216,7 +217,7 @@ export class PostgresQueryBatch {
   /** Commits: the held-back writes travel with the COMMIT; nothing is sent if nothing was. */
   async commit(): Promise<void> {
     if (this.committed) return;
-    if (this.opening && this.writes.length === 0 && !this.speculation) this.opening = null;
+    if (this.opening && this.writes.length === 0 && !this.pendingGuess) this.opening = null;
     else await this.send([], 'COMMIT');
     this.committed = true;
   }
@@ -268,10 +269,10 @@ export class PostgresQueryBatch {
   ): Promise<StatementResult[]> {
     this.requireOpen();
     const message: BoundStatement[] = [];
-    const speculation = this.opening ? this.speculation : null;
+    const guess = this.opening ? this.pendingGuess : null;
     if (this.opening) message.push(this.opening);
-    if (speculation) message.push(...speculation.reads, speculation.fence);
-    const fenceToken = this.speculation?.token;
+    if (guess) message.push(...guess.reads, guess.fence);
+    const fenceToken = this.pendingGuess?.token;
     if (withWrites)
       for (const write of this.writes.splice(0))
         message.push(
@@ -283,12 +284,12 @@ export class PostgresQueryBatch {
     if (closing) message.push({ text: closing, values: [] });
     this.opening = null;
     const results = await this.run(message);
-    if (!speculation) return results;
+    if (!guess) return results;
     const start = 1; // after the opening
-    const end = start + speculation.reads.length;
-    speculation.results = results.slice(start, end);
-    speculation.held = results[end]?.rows[0]?.fence === speculation.token;
-    // The caller's own statements' results come last, as without a speculation.
+    const end = start + guess.reads.length;
+    guess.results = results.slice(start, end);
+    guess.held = results[end]?.rows[0]?.fence === guess.token;
+    // The caller's own statements' results come last, as without a guess.
     return [results[0], ...results.slice(end + 1)];
   }
 

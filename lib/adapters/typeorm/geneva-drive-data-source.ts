@@ -194,7 +194,7 @@ export class GenevaDriveDataSource implements OnModuleInit {
     options: TransactionOptions,
   ): Promise<T> {
     const guessed = await this.batchedAttempt(work, options, true);
-    // A broken fence (see PostgresQueryBatch.speculate) committed nothing: its jobs and
+    // A broken fence (see PostgresQueryBatch.guess) committed nothing: its jobs and
     // after-commit work are dropped, and the work runs again, reading before it writes.
     const { uow, result } =
       guessed.fenceHeld === false ? await this.batchedAttempt(work, options, false) : guessed;

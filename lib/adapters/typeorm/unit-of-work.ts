@@ -49,7 +49,7 @@ export class UnitOfWork {
     // A statement sent through TypeORM would not carry the fence of a guessed transaction.
     if (this.batch?.guessed)
       throw new Error(
-        'UnitOfWork: a transaction that guessed its rows (PostgresQueryBatch.speculate) writes through its batch only.',
+        'UnitOfWork: a transaction that guessed its rows (PostgresQueryBatch.guess) writes through its batch only.',
       );
     if (this.batch) await this.batch.flush();
     return this.entityManager;

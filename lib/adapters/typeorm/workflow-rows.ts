@@ -152,7 +152,7 @@ export class WorkflowRows {
    * `lockRows` without waiting for the read, for a transaction that expects the rows exactly as
    * this process left them at its last commit (`left`): resolves copies of `left` at once, and the
    * locks, the hero's read and a fence go with the transaction's first message
-   * (`PostgresQueryBatch.speculate`). The fence holds when, once locked, the workflow and the
+   * (`PostgresQueryBatch.guess`). The fence holds when, once locked, the workflow and the
    * execution still have the state and `updated_at` of `left` (every write of a library row sets
    * `updated_at`, so another writer shows) and the hero's row is still there. The hero read is
    * kept on the unit of work as `left`'s hero until the commit; `heroAfterCommit` then gives the
@@ -189,14 +189,15 @@ export class WorkflowRows {
       executions.lockById(left.execution.id),
       ...(heroRead ? [heroRead] : []),
     ];
-    if (!uow.batch.speculate(reads, conditions, left.execution.id)) return null;
+    if (!uow.batch.guess(reads, conditions, left.execution.id)) return null;
     if (hero) uow.keepHeroReadAhead(hero.heroType, hero.heroId, left.hero);
     const batch = uow.batch;
+    const heroIndex = reads.length - 1;
     return {
       workflow: copyOf(left.workflow),
       execution: copyOf(left.execution),
       heroAfterCommit: () =>
-        hero ? hero.reader.hydrate(batch.speculativeReads?.[2]?.rows ?? []) : null,
+        hero ? hero.reader.hydrate(batch.guessReads?.[heroIndex]?.rows ?? []) : null,
     };
   }
 
