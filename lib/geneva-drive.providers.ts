@@ -40,6 +40,7 @@ import { WorkflowService } from './service/workflow.service';
 import { ShutdownSignal } from './resumable/shutdown.signal';
 import { SignalRendezvous } from './signals/signal-rendezvous';
 import { SignalSender } from './signals/signal-sender';
+import { WakeSnapshots } from './signals/wake-snapshots';
 import { SignalRows } from './adapters/typeorm/signal-rows';
 import { StepHistograms } from './observability/step-histograms';
 import { clsContextBridgeProvider } from './tracing/cls-context.provider';
@@ -58,6 +59,7 @@ export const GENEVA_DRIVE_ENGINE_PROVIDERS: Provider[] = [
   WorkflowScheduler,
   SignalRendezvous,
   SignalSender,
+  WakeSnapshots,
   StepPreparer,
   ShutdownSignal,
   StepInvoker,

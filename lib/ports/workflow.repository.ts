@@ -115,7 +115,11 @@ export interface AtOnceSignalDelivery extends NewSignal {
 export type WokenExecution = Pick<
   StepExecutionEntity,
   'id' | 'workflowId' | 'stepName' | 'signalId' | 'scheduledFor' | 'createdAt'
-> & { jobId: string };
+> & {
+  jobId: string;
+  /** The whole row as the committed wake left it, where the adapter returns it. */
+  row?: StepExecutionEntity;
+};
 
 /** What `deliverSignalAtOnce` did, committed. */
 export type AtOnceSignalOutcome =
@@ -219,11 +223,16 @@ export interface StepReadAhead {
   signalId?: string | null;
 }
 
-/** The rows of a running step as this process left them at its last commit, with its hero. */
+/**
+ * The rows of a step as this process left them at its last commit, with its hero (a step chain),
+ * or as a signal delivery of this process left them (a woken execution: its pinned `signal`,
+ * which `findSignal` answers until the commit; the hero is not known then, and `hero` stands in).
+ */
 export interface StepRowsAsLeft {
   workflow: WorkflowEntity;
   execution: StepExecutionEntity;
   hero: object | null;
+  signal?: SignalEntity;
 }
 
 /** What `lockForStepAsLeft` resolves: copies of the rows as left, and the hero read meanwhile. */
@@ -278,8 +287,8 @@ export abstract class WorkflowRepository {
    * transaction commits nothing and its work runs again in a new transaction, which reads first
    * (its jobs and after-commit work are dropped): the work must run `lockForStep` then.
    * `heroAfterCommit` gives, after the commit, the hero read under the locks (`loadHero` answers
-   * `left.hero` until then). Null where the adapter cannot guess (the default); the caller then
-   * calls `lockForStep`.
+   * `left.hero` until then); `left.signal` must still be there too. Null where the adapter cannot
+   * guess (the default); the caller then calls `lockForStep`.
    */
   lockForStepAsLeft(
     _tx: RepositoryTransaction,

@@ -18,8 +18,10 @@ import { errorColumns, terminalTransition } from '../scheduling/execution-transi
 import { SignalRendezvous } from '../signals/signal-rendezvous';
 import type { PreparedStep } from './prepared-step.interface';
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
+import { WakeSnapshots, type WakeSnapshot } from '../signals/wake-snapshots';
 import {
   WorkflowRepository,
+  type GuessedStepRows,
   type StepReadAhead,
   type RepositoryTransaction,
   type SchemaFeatures,
@@ -52,6 +54,9 @@ const REQUIRED_MIGRATIONS: ReadonlyArray<{
   },
 ];
 
+/** Stands in for a hero the prepare's message reads, until its commit hands over the row. */
+const HERO_READ_AFTER_COMMIT: object = Object.freeze({});
+
 /** The prepare phase's verdict. */
 export type Preparation =
   { kind: 'run'; prepared: PreparedStep } | { kind: 'stop'; raise: Error | null };
@@ -82,6 +87,7 @@ export class StepPreparer {
     private readonly repository: WorkflowRepository,
     private readonly scheduler: WorkflowScheduler,
     private readonly rendezvous: SignalRendezvous,
+    private readonly wakeSnapshots: WakeSnapshots,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {
     this.baseLogger = new Logger('GenevaDrive');
@@ -112,6 +118,8 @@ export class StepPreparer {
     executionId: string,
     readAhead: StepReadAhead = {},
   ): Promise<Preparation | { kind: 'missing' }> {
+    const guessed = this.lockAsWokenHere(uow, workflowId, executionId, readAhead);
+    if (guessed) return this.prepareGuessed(uow, guessed);
     const { workflow, execution } = await this.repository.lockForStep(
       uow,
       workflowId,
@@ -120,6 +128,77 @@ export class StepPreparer {
     );
     if (!workflow || !execution || execution.workflowId !== workflow.id) return { kind: 'missing' };
     return this.prepareLocked(uow, workflow, execution);
+  }
+
+  /**
+   * The rows of an execution a signal delivery of this process woke, as it left them, when its
+   * prepare decides the same whatever else it could read (see `preparedWithoutReading`): the
+   * locks, the hero's read and a fence then go with the writes and the COMMIT in one message
+   * (`lockForStepAsLeft`). Null otherwise, and on the run after a broken fence (the snapshot is
+   * handed out once).
+   */
+  private lockAsWokenHere(
+    uow: RepositoryTransaction,
+    workflowId: string,
+    executionId: string,
+    readAhead: StepReadAhead,
+  ): GuessedStepRows | null {
+    const snapshot = this.wakeSnapshots.take(executionId);
+    if (!snapshot || !this.preparedWithoutReading(snapshot, workflowId, readAhead)) return null;
+    const { workflow, execution, signal } = snapshot;
+    // The hero is read in the message; until the commit nothing of the prepare looks at it.
+    const hero = workflow.heroType && workflow.heroId ? HERO_READ_AFTER_COMMIT : null;
+    return this.repository.lockForStepAsLeft(uow, { workflow, execution, hero, signal }, readAhead);
+  }
+
+  /**
+   * `prepareLocked` on guessed rows: its events, and the hero read under the locks, once the
+   * guess committed (a broken fence runs the prepare again, reading first).
+   */
+  private async prepareGuessed(
+    uow: RepositoryTransaction,
+    guessed: GuessedStepRows,
+  ): Promise<Preparation> {
+    const events: Array<() => void> = [];
+    const preparation = await this.prepareLocked(uow, guessed.workflow, guessed.execution, events);
+    uow.afterCommit(() => {
+      if (preparation.kind === 'run') preparation.prepared.hero = guessed.heroAfterCommit();
+      events.forEach((publish) => publish());
+    });
+    return preparation;
+  }
+
+  /**
+   * Whether a woken execution's prepare, when its rows are as the wake left them, runs its step
+   * whatever else it could read: a plain step of a registered class whose optional migrations
+   * have run, no `@CancelIf`, no `skipIf` function, its gate passed by the pinned signal, and the
+   * job naming the workflow's hero (so the message reads it).
+   */
+  private preparedWithoutReading(
+    { workflow, execution, signal }: WakeSnapshot,
+    workflowId: string,
+    readAhead: StepReadAhead,
+  ): boolean {
+    const definition = this.registry.findByName(workflow.type);
+    const step = definition?.steps.named(execution.stepName);
+    if (!definition || !step || step.kind !== 'step') return false;
+    const features = this.repository.features;
+    const hero = readAhead.hero;
+    return (
+      workflow.id === workflowId &&
+      execution.workflowId === workflowId &&
+      execution.state === 'scheduled' &&
+      (workflow.state === 'ready' || workflow.state === 'performing') &&
+      definition.cancelIfMethods.length === 0 &&
+      (step.skipIf === null || step.skipIf === false) &&
+      (step.waitFor === null || execution.signalId === signal.id) &&
+      REQUIRED_MIGRATIONS.every(
+        (required) => !required.applies(step) || features[required.feature],
+      ) &&
+      (!workflow.heroType ||
+        !workflow.heroId ||
+        (hero?.heroType === workflow.heroType && hero.heroId === workflow.heroId))
+    );
   }
 
   /**

@@ -25,6 +25,7 @@ import {
 import { WorkflowScheduler } from '../scheduling/workflow-scheduler';
 import type { WorkflowEntity } from '../entities/workflow.entity';
 import { signalWakeTargets } from './signal-wake-targets';
+import { WakeSnapshots } from './wake-snapshots';
 
 const SIGNAL_OPTION_KEYS = ['payload', 'idempotencyKey', 'manager'];
 
@@ -53,6 +54,7 @@ export class SignalSender {
     private readonly repository: WorkflowRepository,
     private readonly rendezvous: SignalRendezvous,
     private readonly scheduler: WorkflowScheduler,
+    private readonly snapshots: WakeSnapshots,
     @InjectResolvedOptions() private readonly options: ResolvedGenevaDriveOptions,
   ) {}
 
@@ -106,8 +108,16 @@ export class SignalSender {
       case 'delivered': {
         const definition = this.registry.findByName(outcome.workflow.type);
         if (definition)
-          for (const execution of outcome.woken)
+          for (const execution of outcome.woken) {
+            // Committed: a job of it run by this process may start from these rows.
+            if (execution.row)
+              this.snapshots.remember({
+                workflow: outcome.workflow,
+                execution: execution.row,
+                signal: outcome.signal,
+              });
             await this.scheduler.enqueueWoken(uow, outcome.workflow, definition, execution);
+          }
         return outcome.signal;
       }
     }

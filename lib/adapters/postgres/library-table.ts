@@ -209,6 +209,13 @@ export class LibraryTable<E extends object> {
     return this.column(property).databaseName;
   }
 
+  /** `alias."column", …` of every column that exists now: a whole row's `RETURNING` list. */
+  wholeRowList(alias: string): string {
+    return this.columns()
+      .map((column) => `${alias}.${column.quoted}`)
+      .join(', ');
+  }
+
   /** `alias."column", …` of the properties' columns: a select or `RETURNING` list. */
   columnList(alias: string, properties: readonly string[]): string {
     return properties.map((property) => `${alias}.${this.column(property).quoted}`).join(', ');

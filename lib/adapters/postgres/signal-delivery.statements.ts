@@ -12,7 +12,7 @@ function stepsParameter(refs: readonly SignalStepRef[]): string {
   return JSON.stringify(byType);
 }
 
-/** What `wake` returns of each woken execution (`WokenExecution`). */
+/** What `WokenExecution` names of each row `wake` returns. */
 export const WOKEN_PROPERTIES = [
   'id',
   'workflowId',
@@ -41,7 +41,7 @@ export class SignalDeliveryStatements {
 
   /**
    * Wakes the workflow's parked executions at `wakes`: scheduled now, pinned to `signal`, their
-   * next job id as `nextJobId()` makes it. Returns the woken rows.
+   * next job id as `nextJobId()` makes it. Returns the woken rows, whole.
    */
   wake(
     signal: SignalEntity,
@@ -55,7 +55,8 @@ export class SignalDeliveryStatements {
       signal.workflowId,
       stepsParameter(wakes),
     ];
-    const returnedColumns = executions.columnList('execution', WOKEN_PROPERTIES);
+    // The whole row: the woken job's prepare can start from it (see WakeSnapshots).
+    const returnedColumns = executions.wholeRowList('execution');
     const id = `execution.${column(executions, 'id')}::text`;
     const jobIdColumn = `execution.${column(executions, 'jobId')}`;
     const suffixSql = `substr(${jobIdColumn}, length(${id}) + 2)`;

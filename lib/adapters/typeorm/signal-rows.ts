@@ -16,14 +16,14 @@ import type {
 } from '../../ports/workflow.repository';
 import { SignalDeliveryStatements, WOKEN_PROPERTIES } from '../postgres/signal-delivery.statements';
 
-/** The columns `wake` returned, as a WokenExecution; a row without its job id is refused. */
+/** The row `wake` returned, as a WokenExecution; a row without its job id is refused. */
 function wokenExecution(row: StepExecutionEntity): WokenExecution {
   const woken = Object.fromEntries(
     WOKEN_PROPERTIES.map((property) => [property, row[property]]),
-  ) as WokenExecution;
+  ) as Omit<WokenExecution, 'row'>;
   if (typeof woken.jobId !== 'string')
     throw new Error(`The signal woke execution ${woken.id} without setting its job id.`);
-  return woken;
+  return { ...woken, row };
 }
 
 /**

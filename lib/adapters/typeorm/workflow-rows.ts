@@ -154,7 +154,7 @@ export class WorkflowRows {
    * locks, the hero's read and a fence go with the transaction's first message
    * (`PostgresQueryBatch.guess`). The fence holds when, once locked, the workflow and the
    * execution still have the state and `updated_at` of `left` (every write of a library row sets
-   * `updated_at`, so another writer shows) and the hero's row is still there. The hero read is
+   * `updated_at`, so another writer shows) and the hero's row and `left.signal` are still there. The hero read is
    * kept on the unit of work as `left`'s hero until the commit; `heroAfterCommit` then gives the
    * row read under the locks. Null where the transaction cannot guess (not batched, or not its
    * first statement, or the run after a broken fence).
@@ -165,7 +165,7 @@ export class WorkflowRows {
     hero: HeroReadAhead | null,
   ): GuessedStepRows | null {
     if (!uow.batch) return null;
-    const { workflows, executions } = uow.batch.tables;
+    const { workflows, executions, signals } = uow.batch.tables;
     const heroRead = hero ? hero.reader.statement(hero.heroId) : null;
     const heroValues = (heroRead?.values ?? []) as Array<string | null>;
     const workflowSeen = workflows.existsWhere(
@@ -176,13 +176,25 @@ export class WorkflowRows {
       { id: left.execution.id, state: left.execution.state, updatedAt: left.execution.updatedAt },
       heroValues.length + workflowSeen.values.length,
     );
+    const signalSeen = left.signal
+      ? signals.existsWhere(
+          { id: left.signal.id },
+          heroValues.length + workflowSeen.values.length + executionSeen.values.length,
+        )
+      : null;
     const conditions = {
       sql: [
         ...(heroRead ? [`EXISTS (${heroRead.text})`] : []),
         workflowSeen.sql,
         executionSeen.sql,
+        ...(signalSeen ? [signalSeen.sql] : []),
       ].join(' AND '),
-      values: [...heroValues, ...workflowSeen.values, ...executionSeen.values],
+      values: [
+        ...heroValues,
+        ...workflowSeen.values,
+        ...executionSeen.values,
+        ...(signalSeen?.values ?? []),
+      ],
     };
     const reads = [
       workflows.lockById(left.workflow.id),
@@ -191,6 +203,7 @@ export class WorkflowRows {
     ];
     if (!uow.batch.guess(reads, conditions, left.execution.id)) return null;
     if (hero) uow.keepHeroReadAhead(hero.heroType, hero.heroId, left.hero);
+    if (left.signal) uow.keepSignalReadAhead(left.signal.id, copyOf(left.signal));
     const batch = uow.batch;
     const heroIndex = reads.length - 1;
     return {
