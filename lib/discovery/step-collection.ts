@@ -8,6 +8,9 @@ export class StepCollection {
   /** All steps, removed ones included, in run order. */
   readonly ordered: readonly StepDefinition[];
   private readonly byName: ReadonlyMap<string, StepDefinition>;
+  /** The first runnable step after each step (null after the last). */
+  private readonly nextByName: ReadonlyMap<string, StepDefinition | null>;
+  private readonly first: StepDefinition | null;
 
   constructor(definitions: readonly StepDefinition[]) {
     const ordered = definitions.filter((step) => !step.beforeStep && !step.afterStep);
@@ -19,6 +22,15 @@ export class StepCollection {
     }
     this.ordered = ordered;
     this.byName = new Map(definitions.map((step) => [step.name, step]));
+    // Asked once or twice per step run: answered from a table, not a scan of the steps.
+    let following: StepDefinition | null = null;
+    const next = new Map<string, StepDefinition | null>();
+    for (let index = ordered.length - 1; index >= 0; index--) {
+      next.set(ordered[index].name, following);
+      if (ordered[index].kind !== 'removed') following = ordered[index];
+    }
+    this.nextByName = next;
+    this.first = following;
   }
 
   /** Steps that can run (gravestones left out), in run order. */
@@ -37,9 +49,8 @@ export class StepCollection {
 
   /** The first runnable step after `name` (the first runnable step for null); null at the end. */
   nextAfter(name: string | null): StepDefinition | null {
-    const start = name === null ? 0 : this.indexOf(name) + 1;
-    if (name !== null && start === 0) return null;
-    return this.ordered.slice(start).find((step) => step.kind !== 'removed') ?? null;
+    if (name === null) return this.first;
+    return this.nextByName.get(name) ?? null;
   }
 
   /** The runnable step before `name`; null for the first or an unknown name. */

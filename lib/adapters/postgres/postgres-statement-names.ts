@@ -51,7 +51,8 @@ export class PostgresStatementNames {
       const parse = !held.parsed.has(name) && !parsedNow.has(name);
       if (parse) parsedNow.add(name);
       return {
-        ...statement,
+        text: statement.text,
+        values: statement.values,
         statementName: name,
         parse,
         closeFirst: parse && held.uncertain.has(name),
@@ -84,8 +85,15 @@ export class PostgresStatementNames {
   }
 }
 
+/** One object shape for every planned statement (no spread: the hot path builds several a step). */
 function unnamed(statement: BoundStatement): PipelinedStatement {
-  return { ...statement, statementName: '', parse: true, closeFirst: false };
+  return {
+    text: statement.text,
+    values: statement.values,
+    statementName: '',
+    parse: true,
+    closeFirst: false,
+  };
 }
 
 function noop(): void {}
