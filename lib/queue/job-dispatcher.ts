@@ -103,8 +103,9 @@ export class JobDispatcher implements OnModuleDestroy {
 
   /**
    * As `committed`, without waiting for the jobs: the after-commit work runs now, the enqueue goes
-   * on in the background. What is still on its way when the app shuts down is waited for first
-   * (`onModuleDestroy`, before any queue closes).
+   * on in the background from the event loop's next turn, so the caller's own continuation (the
+   * return of `signal()`) is not held up by the transport client's work. What is still on its way
+   * when the app shuts down is waited for first (`onModuleDestroy`, before any queue closes).
    */
   handOver(jobs: readonly StepJob[], afterCommit: ReadonlyArray<() => void>): void {
     try {
@@ -112,7 +113,8 @@ export class JobDispatcher implements OnModuleDestroy {
     } finally {
       if (jobs.length > 0) {
         // flush() reports its failures itself and waits at most ENQUEUE_PATIENCE_MS.
-        const handedOver = this.flush(jobs)
+        const handedOver = new Promise<void>((resolve) => setImmediate(resolve))
+          .then(() => this.flush(jobs))
           .catch(() => undefined)
           .finally(() => this.handedOver.delete(handedOver));
         this.handedOver.add(handedOver);

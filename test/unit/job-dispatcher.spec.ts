@@ -49,13 +49,17 @@ describe('JobDispatcher', () => {
     expect(queue.added).toEqual([JOB]);
   });
 
-  it('handOver() runs the after-commit work at once and returns without waiting for the queue; shutdown waits for it', async () => {
+  it('handOver() runs the after-commit work at once, enqueues from the next turn of the event loop without the caller waiting; shutdown waits for it', async () => {
     const queue = new HeldQueue();
     const dispatcher = dispatcherOn(queue);
     const order: string[] = [];
     dispatcher.handOver([JOB], [() => order.push('after-commit')]);
     order.push('returned');
     expect(order).toEqual(['after-commit', 'returned']);
+    // The caller's continuation (its awaits on settled promises) comes before the enqueue.
+    await Promise.resolve();
+    expect(queue.added).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(queue.added).toEqual([JOB]);
 
     const shutdown = dispatcher.onModuleDestroy();
