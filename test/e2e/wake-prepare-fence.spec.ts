@@ -13,6 +13,7 @@ import { testTransport } from './support/transport';
 @Injectable()
 class WokenSightings {
   readonly heroes = new Map<string, Order>();
+  readonly metadata = new Map<string, Record<string, unknown> | null>();
   readonly runs = new Map<string, number>();
 }
 
@@ -22,6 +23,7 @@ class WakeFenceWorkflow {
 
   @Step({ waitFor: 'go' }) woken(ctx: StepContext<Order>) {
     this.sightings.heroes.set(ctx.workflow.id, ctx.hero);
+    this.sightings.metadata.set(ctx.workflow.id, ctx.workflow.metadata);
     this.sightings.runs.set(ctx.workflow.id, (this.sightings.runs.get(ctx.workflow.id) ?? 0) + 1);
   }
   @Step() after() {}
@@ -58,12 +60,25 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       return { id: workflow.id, hero };
     }
 
-    /** Lets the held job run; resolves the messages sent until `settled` resolves. */
+    /**
+     * Lets the held job run; resolves the transactions sent until `settled` resolves (the
+     * harness's polls, outside any transaction, left out).
+     */
     async function release(settled: Promise<unknown>): Promise<string[][]> {
       const mark = messages.length;
       await harness.queue().resume();
       await settled;
-      return messages.slice(mark);
+      return messages.slice(mark).filter((statements) => statements[0] === 'BEGIN');
+    }
+
+    /** The transaction after the fenced one read first: its locks' message carries no fence. */
+    function expectReadFirstAfterFence(sent: string[][]): void {
+      const fenced = sent.findIndex((statements) => statements.some(isFence));
+      expect(fenced).toBeGreaterThanOrEqual(0);
+      expect(sent[fenced + 1]).toEqual(
+        expect.arrayContaining([expect.stringMatching(/"geneva_drive_workflows" .*FOR UPDATE$/)]),
+      );
+      expect(sent[fenced + 1].some(isFence)).toBe(false);
     }
 
     beforeAll(async () => {
@@ -106,10 +121,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
         ),
       );
 
-      const fenced = sent.findIndex((statements) => statements.some(isFence));
-      expect(fenced).toBeGreaterThanOrEqual(0);
-      // Run again, reading first: no fence in its message.
-      expect(sent[fenced + 1].some(isFence)).toBe(false);
+      expectReadFirstAfterFence(sent);
       expect(sightings.runs.get(id)).toBeUndefined();
       expect((await harness.service.find(id))?.state).toBe('paused');
       expect((await harness.history(id)).map((e) => `${e.stepName}:${e.state}`)).toEqual([
@@ -117,17 +129,17 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       ]);
     });
 
-    it('breaks on another write of the workflow row: the prepare reads first, the body runs once, its events go out once', async () => {
+    it('breaks on another write of the workflow row: the prepare reads first, the body sees the row as written, runs once, its events go out once', async () => {
       const { id } = await wokenButHeld();
-      // A write the prepare does not decide on, but the fence cannot tell: updated_at moved.
+      // A write the prepare does not decide on; the fence sees updated_at move.
       await harness.dataSource.query(
-        `UPDATE "${harness.schema}"."${WORKFLOWS_TABLE}" SET "updated_at" = "updated_at" + interval '1 millisecond' WHERE "id" = $1`,
-        [id],
+        `UPDATE "${harness.schema}"."${WORKFLOWS_TABLE}" SET "metadata" = $2, "updated_at" = "updated_at" + interval '1 millisecond' WHERE "id" = $1`,
+        [id, JSON.stringify({ written: 'between the wake and the job' })],
       );
       const sent = await release(harness.waitForState(id, 'finished'));
 
-      const fenced = sent.findIndex((statements) => statements.some(isFence));
-      expect(sent[fenced + 1].some(isFence)).toBe(false);
+      expectReadFirstAfterFence(sent);
+      expect(sightings.metadata.get(id)).toEqual({ written: 'between the wake and the job' });
       expect(sightings.runs.get(id)).toBe(1);
       // One at the park, one at the wake: none from the broken attempt.
       expect(recorder.seen(precondition, wokenStep(id))).toHaveLength(2);
@@ -139,8 +151,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       await orders().delete(hero.id);
       const sent = await release(harness.waitForState(id, 'canceled'));
 
-      const fenced = sent.findIndex((statements) => statements.some(isFence));
-      expect(sent[fenced + 1].some(isFence)).toBe(false);
+      expectReadFirstAfterFence(sent);
       expect(sightings.runs.get(id)).toBeUndefined();
       expect((await harness.history(id)).map((e) => `${e.stepName}:${e.state}`)).toEqual([
         'woken:canceled',
