@@ -15,7 +15,7 @@ import { Order } from '../fixtures/order.entity';
 import { describeIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
 import { testDatabase } from './support/database';
-import { recordMessages } from './support/sql-messages';
+import { isFence, recordMessages, transactionsOf } from './support/sql-messages';
 import { testTransport } from './support/transport';
 
 /** What the bodies of `first` and `second` do (set by each test). */
@@ -66,8 +66,6 @@ class FenceRaceWorkflow {
   @Step() s12() {}
 }
 
-const isFence = (statement: string) => /^SELECT set_config\(\$\d+, CASE WHEN /.test(statement);
-
 /**
  * A step chain's finalize expects the rows as its step left them and sends its locks, a fence and
  * its fenced writes in one message (PostgreSQL). When something else changed them while the body
@@ -89,7 +87,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
      * run that read first). Only transactions count: the harness's polls run between them.
      */
     const finalizeOfFirst = (sent: string[][]) => {
-      const transactions = sent.filter((statements) => statements[0] === 'BEGIN');
+      const transactions = transactionsOf(sent);
       const fenced = transactions.findIndex((statements) => statements.some(isFence));
       return { fenced: transactions[fenced], rerun: transactions[fenced + 1] };
     };

@@ -6,7 +6,7 @@ import { DiagnosticsRecorder } from './support/diagnostics-recorder';
 import { describeIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
 import { testDatabase } from './support/database';
-import { recordMessages } from './support/sql-messages';
+import { isFence, recordMessages, transactionsOf } from './support/sql-messages';
 import { testTransport } from './support/transport';
 
 /** What the woken body saw, by workflow id. */
@@ -30,8 +30,6 @@ class WakeFenceWorkflow {
 }
 
 const { park, precondition, finalize } = GENEVA_DRIVE_DIAGNOSTICS_CHANNELS;
-const isFence = (statement: string) => /^SELECT set_config\(\$\d+, CASE WHEN /.test(statement);
-
 /**
  * A job woken by a signal delivery of this process prepares from the rows the delivery left
  * (WakeSnapshots), fenced: its locks, fence, writes and COMMIT in one message. When something
@@ -68,7 +66,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       const mark = messages.length;
       await harness.queue().resume();
       await settled;
-      return messages.slice(mark).filter((statements) => statements[0] === 'BEGIN');
+      return transactionsOf(messages.slice(mark));
     }
 
     /** The transaction after the fenced one read first: its locks' message carries no fence. */

@@ -18,3 +18,11 @@ export function recordMessages(dataSource: DataSource): string[][] {
   Object.assign(dataSource, { logger: recording });
   return messages;
 }
+
+/** A step fence's statement (`PostgresQueryBatch.guess`): its message guessed its rows. */
+export const isFence = (statement: string): boolean =>
+  /^SELECT set_config\(\$\d+, CASE WHEN /.test(statement);
+
+/** The messages that open a transaction: the harness's polls, outside any, left out. */
+export const transactionsOf = (sent: string[][]): string[][] =>
+  sent.filter((statements) => statements[0] === 'BEGIN');
