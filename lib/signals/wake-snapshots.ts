@@ -37,7 +37,12 @@ export class WakeSnapshots {
       if (this.snapshots.size < MAX_SNAPSHOTS && now - kept.at <= MAX_AGE_MS) break;
       this.snapshots.delete(id);
     }
-    this.snapshots.set(snapshot.execution.id, { ...snapshot, at: now });
+    // The signal is the caller's return value too: kept as it was committed, whatever they do to it.
+    const signal = Object.assign(
+      Object.create(Object.getPrototypeOf(snapshot.signal) as object) as SignalEntity,
+      snapshot.signal,
+    );
+    this.snapshots.set(snapshot.execution.id, { ...snapshot, signal, at: now });
   }
 
   /** The snapshot of the execution, handed out once; null when none is fresh. */

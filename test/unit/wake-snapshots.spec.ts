@@ -23,6 +23,16 @@ describe('WakeSnapshots', () => {
     expect(kept.take('e1')).toBeNull();
   });
 
+  it('keeps the signal as committed: the caller holds the same object as its return value', () => {
+    const kept = snapshots(true);
+    const snapshot = snapshotOf('e1');
+    snapshot.signal.name = 'go';
+    kept.remember(snapshot);
+    snapshot.signal.name = 'changed by the caller';
+
+    expect(kept.take('e1')?.signal).toMatchObject({ name: 'go' });
+  });
+
   it('keeps nothing in a process without a worker: no job of it runs here', () => {
     const kept = snapshots(false);
     kept.remember(snapshotOf('e1'));
