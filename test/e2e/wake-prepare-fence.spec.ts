@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { GENEVA_DRIVE_DIAGNOSTICS_CHANNELS, Step, Workflow, type StepContext } from '../../lib';
+import {
+  GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
+  InvalidStateError,
+  Step,
+  Workflow,
+  type StepContext,
+} from '../../lib';
 import { WORKFLOWS_TABLE } from '../../lib/migrations/migration.constants';
 import { Order } from '../fixtures/order.entity';
 import { DiagnosticsRecorder } from './support/diagnostics-recorder';
@@ -30,6 +36,7 @@ class WakeFenceWorkflow {
 }
 
 const { park, precondition, finalize } = GENEVA_DRIVE_DIAGNOSTICS_CHANNELS;
+const RACE_ROUNDS = 50;
 /**
  * A job woken by a signal delivery of this process prepares from the rows the delivery left
  * (WakeSnapshots), fenced: its locks, fence, writes and COMMIT in one message. When something
@@ -142,6 +149,41 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
       // One at the park, one at the wake: none from the broken attempt.
       expect(recorder.seen(precondition, wokenStep(id))).toHaveLength(2);
       expect(recorder.seen(finalize, wokenStep(id))).toHaveLength(1);
+    });
+
+    it('races a pause against the woken job, 50 rounds: the body runs at most once, and only where the prepare committed first', async () => {
+      for (let round = 0; round < RACE_ROUNDS; round++) {
+        const hero = await orders().save(orders().create({ status: 'new' }));
+        const { id } = await harness.service.start(WakeFenceWorkflow, { hero });
+        await recorder.until(park, ofWorkflow(id));
+        await harness.service.signal(id, 'go');
+        // A few turns of the event loop (0 to 7) spread the pause over the woken job's way.
+        for (let turn = 0; turn < round % 8; turn++)
+          await new Promise((resolve) => setImmediate(resolve));
+        // Too late is an outcome too: the body ran and the workflow finished before the pause.
+        const paused = await harness.service.pause(id).then(
+          () => true,
+          (error: unknown) => {
+            if (error instanceof InvalidStateError) return false;
+            throw error;
+          },
+        );
+        const settled = await harness.waitForWorkflow(id, async (row) => {
+          const [first] = await harness.history(id);
+          return (
+            row.state === 'finished' || first?.state === 'completed' || first?.state === 'canceled'
+          );
+        });
+
+        const [first] = await harness.history(id);
+        expect(settled.state).toBe(paused ? 'paused' : 'finished');
+        if (first.state === 'completed') {
+          expect(sightings.runs.get(id)).toBe(1);
+        } else {
+          expect(first.state).toBe('canceled');
+          expect(sightings.runs.get(id)).toBeUndefined();
+        }
+      }
     });
 
     it('breaks on a deleted hero: the workflow is canceled as a prepare that read first decides', async () => {
