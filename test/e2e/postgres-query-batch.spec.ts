@@ -146,14 +146,19 @@ function placeholdersOf(statement: string): number {
   return Math.max(0, ...[...statement.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
 }
 
+/** A list of state names the library writes as literals (`StateLiterals`): not a value. */
+const STATE_LITERALS = /"state" IN \('[a-z_]+'(?:, '[a-z_]+')*\)/g;
+
 /**
- * SPEC §16.1: no value is ever part of the SQL text. The text holds no string literal at all, and
- * its statements' placeholders account for every value logged with it, in order.
+ * SPEC §16.1: no value is ever part of the SQL text. The text holds no string literal but the
+ * library's own state names in a `"state" IN (…)` list, and its statements' placeholders account
+ * for every value logged with it, in order.
  */
 function expectOnlyBoundValues(message: SentMessage): void {
   const statements = splitStatements(message.sql);
   const placeholders = statements.reduce((sum, statement) => sum + placeholdersOf(statement), 0);
-  expect({ sql: message.sql, quoted: message.sql.includes("'"), placeholders }).toEqual({
+  const quoted = message.sql.replace(STATE_LITERALS, '').includes("'");
+  expect({ sql: message.sql, quoted, placeholders }).toEqual({
     sql: message.sql,
     quoted: false,
     placeholders: message.parameters.length,

@@ -1,12 +1,47 @@
 import type { EntityMetadata, ValueTransformer } from 'typeorm';
 import { InvalidArgumentError } from '../../errors/invalid-argument.error';
+import type {
+  SignalState,
+  StepExecutionState,
+  WorkflowState,
+} from '../../interfaces/states.interface';
 import type { SchemaFeatures } from '../../ports/workflow.repository';
 import { isColumnPresent } from '../optional-columns';
 import type { BoundStatement } from './bound-statement.interface';
 import { quoteIdentifier, quoteTable } from '../sql-identifiers';
 
-/** What a criterion matches: one value, or any of a list (`IN`). */
+/** What a criterion matches: one value, any of a list (`IN`), or states written as literals. */
 export type Criterion = unknown;
+
+const STATE_NAME = /^[a-z_]+$/;
+
+/**
+ * States the library's own code fixes for a statement (`'scheduled'`, `'waiting'`), written into
+ * its text instead of bound. A named statement (`preparedStatements: true`) may run a generic
+ * plan, built without its parameters' values: a bound state reads as any state there, and on a
+ * long workflow the plan then walks every execution of it. A literal lets the plan seek
+ * `(workflow_id, state)`. Lower-case names only: this never carries a caller's value.
+ */
+export class StateLiterals {
+  readonly states: readonly string[];
+
+  constructor(states: readonly string[]) {
+    const invalid = states.find((state) => !STATE_NAME.test(state));
+    if (states.length === 0 || invalid !== undefined)
+      throw new Error(`StateLiterals takes lower-case state names, got '${String(invalid)}'.`);
+    this.states = states;
+  }
+
+  /** `'a', 'b'`: the list inside `IN (…)`. */
+  get listSql(): string {
+    return this.states.map((state) => `'${state}'`).join(', ');
+  }
+}
+
+/** A criterion matching any of `states`, written into the statement's text (`StateLiterals`). */
+export const stateLiterals = (
+  ...states: Array<StepExecutionState | WorkflowState | SignalState>
+): StateLiterals => new StateLiterals(states);
 
 /** The condition and `FROM` items of an `insertSelect` statement, written by its caller. */
 export interface InsertSelectClauses {
@@ -90,20 +125,31 @@ export class LibraryTable<E extends object> {
    * (`FOR UPDATE` when `lock`).
    */
   selectWhere(
-    criteria: Record<string, string>,
+    criteria: Record<string, string | StateLiterals>,
     orderBy: readonly string[],
     lock: boolean,
   ): BoundStatement {
-    const conditions = Object.keys(criteria).map((property) => this.column(property));
+    const conditions = Object.entries(criteria).map(
+      ([property, value]) => [this.column(property), value] as const,
+    );
+    const bound = conditions.filter(
+      (condition): condition is readonly [LibraryColumn, string] =>
+        typeof condition[1] === 'string',
+    );
     const order = orderBy.map((property) => this.column(property));
     const columns = this.columns();
     const shape =
-      `W ${lock} ${conditions.map((column) => column.property).join(' ')} ` +
+      `W ${lock} ${conditions.map(([column, value]) => criterionShape(column, value)).join(' ')} ` +
       `O ${order.map((column) => column.property).join(' ')}`;
     const text = this.text(shape, () => {
       const list = columns.map((column) => column.quoted).join(', ');
+      let slot = 0;
       const wheres = conditions
-        .map((column, index) => `${column.quoted} = $${index + 1}`)
+        .map(([column, value]) =>
+          value instanceof StateLiterals
+            ? `${column.quoted} IN (${value.listSql})`
+            : `${column.quoted} = $${++slot}`,
+        )
         .join(' AND ');
       const ordering =
         order.length > 0
@@ -111,10 +157,7 @@ export class LibraryTable<E extends object> {
           : '';
       return `SELECT ${list} FROM ${this.quotedTable} WHERE ${wheres}${ordering}${lock ? ' FOR UPDATE' : ''}`;
     });
-    return {
-      text,
-      values: conditions.map((column) => this.parameter(column, criteria[column.property])),
-    };
+    return { text, values: bound.map(([column, value]) => this.parameter(column, value)) };
   }
 
   /**
@@ -236,11 +279,7 @@ export class LibraryTable<E extends object> {
     );
     const shape =
       `U ${assigned.map((column) => column.property).join(' ')} W ` +
-      conditions
-        .map(([column, value]) =>
-          Array.isArray(value) ? `${column.property}[${value.length}]` : column.property,
-        )
-        .join(' ') +
+      conditions.map(([column, value]) => criterionShape(column, value)).join(' ') +
       (fenceToken === undefined ? '' : ' F');
     const text = this.text(shape, () => {
       let slot = 0;
@@ -248,9 +287,11 @@ export class LibraryTable<E extends object> {
       const sets = assigned.map((column) => `${column.quoted} = ${next()}`).join(', ');
       const wheres = conditions
         .map(([column, value]) =>
-          Array.isArray(value)
-            ? `${column.quoted} IN (${value.map(next).join(', ')})`
-            : `${column.quoted} = ${next()}`,
+          value instanceof StateLiterals
+            ? `${column.quoted} IN (${value.listSql})`
+            : Array.isArray(value)
+              ? `${column.quoted} IN (${value.map(next).join(', ')})`
+              : `${column.quoted} = ${next()}`,
         )
         .join(' AND ');
       const fence = fenceToken === undefined ? '' : ` AND ${fenceCondition(slot + 1)}`;
@@ -258,6 +299,7 @@ export class LibraryTable<E extends object> {
     });
     const values = assigned.map((column) => this.parameter(column, changes[column.property]));
     for (const [column, value] of conditions) {
+      if (value instanceof StateLiterals) continue;
       for (const item of Array.isArray(value) ? (value as unknown[]) : [value])
         values.push(this.parameter(column, item));
     }
@@ -318,6 +360,12 @@ export class LibraryTable<E extends object> {
       `${this.entity.name}.${column.property} cannot be stored: ${typeof stored} is not a column value.`,
     );
   }
+}
+
+/** A criterion's part of a statement's shape: its text differs by list length and literals. */
+function criterionShape(column: LibraryColumn, value: Criterion): string {
+  if (value instanceof StateLiterals) return `${column.property}=${value.states.join(',')}`;
+  return Array.isArray(value) ? `${column.property}[${value.length}]` : column.property;
 }
 
 function singleTransformer(

@@ -15,6 +15,7 @@ import type {
   WokenExecution,
 } from '../../ports/workflow.repository';
 import { SignalDeliveryStatements, WOKEN_PROPERTIES } from '../postgres/signal-delivery.statements';
+import { stateLiterals } from '../postgres/library-table';
 
 /** The row `wake` returned, as a WokenExecution; a row without its job id is refused. */
 function wokenExecution(row: StepExecutionEntity): WokenExecution {
@@ -67,7 +68,11 @@ export class SignalRows {
     const { workflows, executions, signals } = batch.tables;
     const reads = [
       workflows.selectById(workflowId, true),
-      executions.selectWhere({ workflowId, state: 'waiting' }, ['createdAt', 'id'], false),
+      executions.selectWhere(
+        { workflowId, state: stateLiterals('waiting') },
+        ['createdAt', 'id'],
+        false,
+      ),
     ];
     if (idempotencyKey !== null)
       reads.push(signals.selectWhere({ workflowId, name, idempotencyKey }, [], false));

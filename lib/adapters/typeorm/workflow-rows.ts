@@ -24,6 +24,7 @@ import type { UnitOfWork } from './unit-of-work';
 import { newExecutionRow, newWorkflowRow } from '../../entities/new-rows';
 import type { PartialRow } from './partial-row';
 import { isUniqueViolation } from './sql-dialect';
+import { stateLiterals } from '../postgres/library-table';
 
 type WorkflowChanges = Partial<Omit<WorkflowEntity, 'id' | 'createdAt' | 'updatedAt'>>;
 type ExecutionChanges = Partial<
@@ -503,7 +504,7 @@ export class WorkflowRows {
     if (uow.batch)
       uow.batch.update(
         uow.batch.tables.executions,
-        { workflowId, state: ['scheduled', 'waiting'] },
+        { workflowId, state: stateLiterals('scheduled', 'waiting') },
         changes,
       );
     else
