@@ -3,7 +3,8 @@
  * `npm run bench` right after it. Each run starts BENCH_WAKEUPS workflows (default 500) that wait
  * in `DBOS.recv()`, then sends to them with `DBOS.send()` one at a time, each after the previous
  * workflow finished (unloaded). One JSON line: p50/p95/p99 in ms from the `send()` call and from
- * its return to the first line of the step after `recv()`, and of the `send()` call itself,
+ * its return to the first line of the step after `recv()`, and of the `send()` call itself (and
+ * its time waiting on PostgreSQL, as `bench:signal-wake` measures ours),
  * medians over BENCH_RUNS runs (default 3). The summary sets the engine's figures beside them
  * (issue #17: wake ≤ 0.8 × DBOS's at p50 and p99, `signal()` call ≤ `send()` call).
  */
@@ -17,10 +18,12 @@ import { envInteger, runCount } from './support/env';
 import { runBenchmark } from './support/main';
 import { mapInParallel } from './support/parallel';
 import { emit, repeatRuns } from './support/result';
+import { RoundTripMeter } from './support/round-trip-meter';
 import { WakeTimings } from './support/wake-timings';
 
 const WAKEUPS = envInteger('BENCH_WAKEUPS', 500);
 const WARM_UP_WAKEUPS = 20;
+const roundTrips = RoundTripMeter.install();
 /** Resolves when the workflow reached the line before `recv()`, by workflow id. */
 const parks = new Map<string, () => void>();
 /** Resolves the woken step's start time, by workflow id. */
@@ -48,7 +51,7 @@ async function wakeRound(count: number) {
   );
   await parked;
   parks.clear();
-  const timings = new WakeTimings();
+  const timings = new WakeTimings(roundTrips);
   for (const [index, id] of ids.entries()) {
     const bodyStarted = new Promise<number>((resolve) => wakes.set(id, resolve));
     await timings.measure(() => DBOS.send(id, 'go', DBOS_WAKE_TOPIC), bodyStarted);

@@ -5,7 +5,8 @@
  * each after the previous one finished (unloaded). One JSON line: p50/p95/p99 in ms measured from
  * the `signal()` call and from its return (the body may start before `signal()` resolves: the job
  * is enqueued right after commit, so the second figure can be negative), and of the `signal()`
- * call itself, medians over BENCH_RUNS runs (default 3). `bench:dbos-signal-wake` measures DBOS
+ * call itself and of its time spent waiting on PostgreSQL (`callDatabaseP50Ms`: what no client of
+ * the same message can go below), medians over BENCH_RUNS runs (default 3). `bench:dbos-signal-wake` measures DBOS
  * Transact's `send()` → `recv()` the same way, right after this one in `npm run bench`.
  */
 import { performance } from 'node:perf_hooks';
@@ -19,10 +20,12 @@ import { runBenchmark } from './support/main';
 import { mapInParallel } from './support/parallel';
 import { waitForParked } from './support/parked';
 import { emit, repeatRuns } from './support/result';
+import { RoundTripMeter } from './support/round-trip-meter';
 import { WakeTimings } from './support/wake-timings';
 
 const WAKEUPS = envInteger('BENCH_WAKEUPS', 500);
 const WARM_UP_WAKEUPS = 20;
+const roundTrips = RoundTripMeter.install();
 /** Resolves the woken body's start time, by workflow id. */
 const wakes = new Map<string, (startedAt: number) => void>();
 const WakeBenchWorkflow = parkedWorkflow('WakeBenchWorkflow', (id) =>
@@ -40,7 +43,7 @@ async function wakeRound(harness: EngineHarness, finishLine: FinishLine, count: 
     harness.service.start(WakeBenchWorkflow, { hero }),
   );
   await waitForParked(harness, count);
-  const timings = new WakeTimings();
+  const timings = new WakeTimings(roundTrips);
   for (const { id } of workflows) {
     const bodyStarted = new Promise<number>((resolve) => wakes.set(id, resolve));
     const finished = finishLine.expect([id]);

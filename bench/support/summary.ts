@@ -138,6 +138,29 @@ function versusDbos(checks: ComparisonCheck[]): string[] {
       ]),
     ),
     '',
+    ...reachOf(checks),
+  ];
+}
+
+/** The comparisons whose figure has a bound: the least it could be, set against the target. */
+function reachOf(checks: ComparisonCheck[]): string[] {
+  const bounded = checks.filter((check) => check.bound && check.reach);
+  if (bounded.length === 0) return [];
+  return [
+    '### The least each bounded figure could be, measured in the same run',
+    '',
+    ...table(
+      ['Figure', 'Least possible', 'Ms', '÷ DBOS', 'Target', 'Within reach'],
+      bounded.map((check) => [
+        check.label,
+        check.bound?.label,
+        check.reach?.value,
+        check.reach?.ratio,
+        `≤ ${check.factor} × DBOS`,
+        check.reach?.reachable ? 'yes' : 'no',
+      ]),
+    ),
+    '',
   ];
 }
 

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { RoundTripMeter } from './round-trip-meter';
 import { latencySummary } from './stats';
 
 /**
@@ -9,12 +10,18 @@ export class WakeTimings {
   private readonly fromCall: number[] = [];
   private readonly fromReturn: number[] = [];
   private readonly call: number[] = [];
+  private readonly callDatabase: number[] = [];
+
+  /** With `roundTrips`: each call's time spent waiting on PostgreSQL too (`callDatabase…`). */
+  constructor(private readonly roundTrips?: RoundTripMeter) {}
 
   /** Times `send`, then waits for `bodyStarted` (the woken body's `performance.now()`). */
   async measure(send: () => Promise<unknown>, bodyStarted: Promise<number>): Promise<void> {
+    const waitedBefore = this.roundTrips?.waitedMs ?? 0;
     const calledAt = performance.now();
     await send();
     const returnedAt = performance.now();
+    if (this.roundTrips) this.callDatabase.push(this.roundTrips.waitedMs - waitedBefore);
     const startedAt = await bodyStarted;
     this.fromCall.push(startedAt - calledAt);
     this.fromReturn.push(startedAt - returnedAt);
@@ -36,6 +43,9 @@ export class WakeTimings {
       callP50Ms: call.p50,
       callP95Ms: call.p95,
       callP99Ms: call.p99,
+      ...(this.roundTrips && {
+        callDatabaseP50Ms: latencySummary(this.callDatabase).p50,
+      }),
     };
   }
 }
