@@ -118,30 +118,34 @@ export class WorkflowService {
     fields: NewWorkflow,
     opts: StartOptions,
   ): Promise<WorkflowEntity> {
-    const run = () =>
-      this.repository.transaction(
-        async (uow) => {
-          let created: WorkflowEntity;
-          try {
-            created = await this.repository.insertWorkflow(uow, fields);
-          } catch (error) {
-            if (!this.repository.isUniqueViolation(error)) throw error;
-            throw new WorkflowAlreadyOngoingError(
-              `An ongoing ${definition.name} already exists for ${fields.heroType} ${fields.heroId}. ` +
-                'Wait for it to finish, cancel it, or pass allowMultiple: true.',
+    // On PostgreSQL (no caller's transaction) the writes travel with the COMMIT in one message,
+    // so the one-ongoing-per-hero index refuses the workflow there, not at its INSERT: the
+    // refusal is mapped for the whole transaction (a new workflow's rows meet no other unique
+    // index).
+    const run = async () => {
+      try {
+        return await this.repository.transaction(
+          async (uow) => {
+            const created = await this.repository.insertWorkflow(uow, fields);
+            const first = definition.steps.nextAfter(null);
+            if (first)
+              await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
+            else await this.scheduler.finishWorkflow(uow, created);
+            this.logger.log(
+              `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
             );
-          }
-          const first = definition.steps.nextAfter(null);
-          if (first)
-            await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
-          else await this.scheduler.finishWorkflow(uow, created);
-          this.logger.log(
-            `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
-          );
-          return created;
-        },
-        { caller: opts.manager },
-      );
+            return created;
+          },
+          { caller: opts.manager, hotPath: true },
+        );
+      } catch (error) {
+        if (!this.repository.isUniqueViolation(error)) throw error;
+        throw new WorkflowAlreadyOngoingError(
+          `An ongoing ${definition.name} already exists for ${fields.heroType} ${fields.heroId}. ` +
+            'Wait for it to finish, cancel it, or pass allowMultiple: true.',
+        );
+      }
+    };
     // A start that lost a deadlock (the unique index against a concurrent start) wrote nothing.
     return opts.manager ? run() : retryLockConflicts(run, LOCK_CONFLICT_RETRY_DELAYS_MS);
   }

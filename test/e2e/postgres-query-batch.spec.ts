@@ -8,6 +8,7 @@ import {
   GenevaDriveModule,
   StepExecutionEntity,
   WorkflowEntity,
+  WorkflowAlreadyOngoingError,
   WorkflowNotFoundError,
   WorkflowNotOngoingError,
   type GenevaDriveModuleOptions,
@@ -1109,6 +1110,55 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
           signalId: signal.id,
         });
         expect(signal).toMatchObject({ state: 'claimed', claimed: 1 });
+      });
+    });
+
+    describe('start()', () => {
+      it('writes the workflow and its first execution in one message, with the COMMIT, values bound', async () => {
+        const { harness, dataSource } = bench;
+        const hero = await dataSource.getRepository(Order).save({ status: 'new' });
+        const mark = bench.sent.mark();
+        const workflow = await harness.service.start(ThreeStepWorkflow, {
+          hero,
+          metadata: { note: AWKWARD },
+        });
+
+        expect(bench.sent.shapes(mark)).toEqual([
+          [
+            'BEGIN',
+            'INSERT geneva_drive_workflows',
+            'UPDATE geneva_drive_step_executions',
+            'INSERT geneva_drive_step_executions',
+            'COMMIT',
+          ],
+        ]);
+        for (const message of bench.sent.since(mark)) expectOnlyBoundValues(message);
+        // The first execution's update of next_step_name joined the workflow's INSERT.
+        expect(await bench.workflow(workflow.id)).toMatchObject({
+          state: 'ready',
+          nextStepName: 'first',
+          metadata: { note: AWKWARD },
+        });
+        expect(await harness.service.currentExecution(workflow.id)).toMatchObject({
+          stepName: 'first',
+          state: 'scheduled',
+        });
+      });
+
+      it('refuses a second ongoing workflow for the hero at the COMMIT: WorkflowAlreadyOngoingError, nothing written, nothing enqueued', async () => {
+        const { harness, dataSource } = bench;
+        const hero = await dataSource.getRepository(Order).save({ status: 'new' });
+        const first = await harness.service.start(ThreeStepWorkflow, { hero });
+        const jobs = await harness.queue().count();
+
+        await expect(harness.service.start(ThreeStepWorkflow, { hero })).rejects.toBeInstanceOf(
+          WorkflowAlreadyOngoingError,
+        );
+        expect(await harness.service.list({ workflow: ThreeStepWorkflow, hero })).toEqual([
+          expect.objectContaining({ id: first.id }),
+        ]);
+        expect(await harness.queue().count()).toBe(jobs);
+        await bench.expectNoOpenTransaction();
       });
     });
 

@@ -257,6 +257,12 @@ export class WorkflowRows {
   async insertWorkflow(uow: UnitOfWork, fields: NewWorkflow): Promise<WorkflowEntity> {
     const now = new Date();
     const workflow = newWorkflowRow(uuidv7(), fields, now);
+    if (uow.batch) {
+      // Held back with the transaction's other writes: a refusal by the one-ongoing-per-hero
+      // index surfaces at the COMMIT's message, and the caller maps it there.
+      uow.batch.insert(uow.batch.tables.workflows, { ...workflow });
+      return workflow;
+    }
     const manager = await uow.manager();
     await manager
       .createQueryBuilder()
