@@ -124,20 +124,22 @@ export class WorkflowService {
     // index).
     const run = async () => {
       try {
-        return await this.repository.transaction(
+        const created = await this.repository.transaction(
           async (uow) => {
-            const created = await this.repository.insertWorkflow(uow, fields);
+            const inserted = await this.repository.insertWorkflow(uow, fields);
             const first = definition.steps.nextAfter(null);
             if (first)
-              await this.scheduler.createExecution(uow, created, definition, first, first.waitMs);
-            else await this.scheduler.finishWorkflow(uow, created);
-            this.logger.log(
-              `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
-            );
-            return created;
+              await this.scheduler.createExecution(uow, inserted, definition, first, first.waitMs);
+            else await this.scheduler.finishWorkflow(uow, inserted);
+            return inserted;
           },
           { caller: opts.manager, hotPath: true },
         );
+        // After the transaction: a refused start must not log a creation.
+        this.logger.log(
+          `${definition.name} id=${created.id}: created workflow with ${definition.steps.runnable.length} step(s) defined`,
+        );
+        return created;
       } catch (error) {
         if (!this.repository.isUniqueViolation(error)) throw error;
         throw new WorkflowAlreadyOngoingError(

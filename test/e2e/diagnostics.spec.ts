@@ -1,6 +1,7 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import {
   GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
+  WorkflowAlreadyOngoingError,
   type GenevaDriveDiagnosticsEvent,
   type WorkflowEntity,
 } from 'nestjs-geneva-drive';
@@ -101,6 +102,26 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
       workflowState: 'ready',
       stepState: 'completed',
     });
+  });
+
+  it('a start is logged once its transaction committed: a refused start logs no creation', async () => {
+    const order = await newOrder();
+    // The library's own log lines go through Nest's Logger (the app was created silent).
+    const lines: string[] = [];
+    const record = (message: unknown) => lines.push(String(message));
+    harness.app.useLogger({ log: record, warn: record, error: record });
+    try {
+      const workflow = await harness.service.start(DiagnosticsWorkflow, { hero: order });
+      await expect(
+        harness.service.start(DiagnosticsWorkflow, { hero: order }),
+      ).rejects.toBeInstanceOf(WorkflowAlreadyOngoingError);
+      await settled(workflow, 'finished', 6);
+      expect(lines.filter((line) => line.includes('created workflow'))).toEqual([
+        `DiagnosticsWorkflow id=${workflow.id}: created workflow with 2 step(s) defined`,
+      ]);
+    } finally {
+      harness.app.useLogger(false);
+    }
   });
 
   it('a precondition abort publishes only the precondition event (canceled, skipped)', async () => {
