@@ -44,8 +44,9 @@ export interface TransactionOptions {
    */
   caller?: unknown;
   /**
-   * The runner's transactions: changes to workflow rows are merged and written once before the
-   * commit, and the adapter may save round trips.
+   * The runner's transactions and `start()`'s: changes to workflow rows are merged and written
+   * once before the commit, and the adapter may save round trips (PostgreSQL: writes held back
+   * and sent with the COMMIT, so a unique index may refuse one only there).
    */
   hotPath?: boolean;
   /**
