@@ -6,8 +6,9 @@
  * the `signal()` call and from its return (the body may start before `signal()` resolves: the job
  * is enqueued right after commit, so the second figure can be negative), and of the `signal()`
  * call itself and of its time spent waiting on PostgreSQL (`callDatabaseP50Ms`: what no client of
- * the same message can go below), medians over BENCH_RUNS runs (default 3). `bench:dbos-signal-wake` measures DBOS
- * Transact's `send()` → `recv()` the same way, right after this one in `npm run bench`.
+ * the same message can go below), medians over BENCH_RUNS runs (default 3).
+ * `bench:dbos-signal-wake` measures DBOS Transact's `send()` → `recv()` the same way, right after
+ * this one in `npm run bench`.
  */
 import { performance } from 'node:perf_hooks';
 import type { EngineHarness } from '../test/e2e/support/engine-harness';

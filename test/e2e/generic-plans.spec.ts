@@ -5,6 +5,7 @@ import { StepScript } from '../fixtures/step-script';
 import { testDatabase, testPooler } from './support/database';
 import { describeIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
+import { placeholdersOf } from './support/sql-text';
 import { testTransport } from './support/transport';
 
 @Workflow({ name: 'GenericPlanChainWorkflow', hero: () => Order })
@@ -28,10 +29,6 @@ interface PlanNode {
 }
 
 const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-
-/** How many `$n` placeholders a statement has (the highest n). */
-const placeholdersOf = (statement: string): number =>
-  Math.max(0, ...[...statement.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
 
 /**
  * With `preparedStatements: true` PostgreSQL may run a named statement with a generic plan, built

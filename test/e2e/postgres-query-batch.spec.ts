@@ -33,7 +33,7 @@ import {
   STATEMENT_NAME,
   type HeldStatement,
 } from './support/pg-statements';
-import { splitStatements } from './support/sql-text';
+import { placeholdersOf, splitStatements } from './support/sql-text';
 import { nextJobId } from '../../lib/queue/job-id';
 import { testTransport } from './support/transport';
 
@@ -140,11 +140,6 @@ async function untilLockWaitOn(observer: DataSource, pid: number): Promise<void>
     if (rows[0].n > 0) return;
     if (Date.now() > deadline) throw new Error(`No backend waited for a lock of backend ${pid}.`);
   }
-}
-
-/** The highest `$n` a statement uses: how many values are bound to it. */
-function placeholdersOf(statement: string): number {
-  return Math.max(0, ...[...statement.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
 }
 
 /** A list of state names the library writes as literals (`StateLiterals`): not a value. */

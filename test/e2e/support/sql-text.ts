@@ -21,3 +21,8 @@ export function splitOutsideQuotes(text: string, separator: string): string[] {
 export function splitStatements(sql: string): string[] {
   return splitOutsideQuotes(sql, ';');
 }
+
+/** The highest `$n` a statement uses: how many values are bound to it. */
+export function placeholdersOf(statement: string): number {
+  return Math.max(0, ...[...statement.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
+}
