@@ -14,7 +14,8 @@ import { Order } from '../fixtures/order.entity';
 import { StepJournal } from '../fixtures/step-journal';
 import { WorkflowRepository } from '../../lib/ports/workflow.repository';
 import { Deferred } from './support/deferred';
-import { testDatabaseLabel } from './support/database';
+import { testDatabase, testDatabaseLabel } from './support/database';
+import { recordMessages } from './support/sql-messages';
 import { itIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
 import { testTransport } from './support/transport';
@@ -175,6 +176,79 @@ describe(`startMany (${testDatabaseLabel} + BullMQ)`, () => {
     expect(ongoingForA).toHaveLength(1);
     await harness.service.cancel(ongoing);
   });
+
+  it('writes for an entry the rows start() writes for the same options', async () => {
+    const [single, bulk] = await newOrders(2);
+    const options: StartOptions = {
+      metadata: {
+        quoted: `it's "quoted"`,
+        backslash: 'a\\b',
+        unicode: 'ünï ✓ 😀',
+        nested: { list: [1, null, true, 'x'], empty: '' },
+      },
+      context: { tenant: "o'brien \\ co", depth: { n: 2.5 } },
+      stepJobOptions: { priority: 3, wait: '1h' },
+    };
+    const started = await harness.service.start(ThreeStepWorkflow, { ...options, hero: single });
+    const [created] = await harness.service.startMany(ThreeStepWorkflow, [
+      { ...options, hero: bulk },
+    ]);
+    const columns = async (id: string) => {
+      const workflow = await harness.dataSource
+        .getRepository(WorkflowEntity)
+        .createQueryBuilder('workflow')
+        .addSelect(['workflow.context', 'workflow.traceParent'])
+        .where('workflow.id = :id', { id })
+        .getOneOrFail();
+      const [execution] = await harness.history(id);
+      const { id: _w, heroId: _h, createdAt: _c, updatedAt: _u, ...workflowColumns } = workflow;
+      const {
+        id: _e,
+        workflowId: _i,
+        jobId: _j,
+        createdAt: _ec,
+        updatedAt: _eu,
+        scheduledFor,
+        ...executionColumns
+      } = execution;
+      const waitMs = scheduledFor.getTime() - workflow.createdAt.getTime();
+      return { workflowColumns, executionColumns, waitMs };
+    };
+    const fromStart = await columns(started.id);
+    const fromStartMany = await columns(created!.id);
+    expect(fromStartMany.workflowColumns).toEqual(fromStart.workflowColumns);
+    expect(fromStartMany.workflowColumns.metadata).toMatchObject(options.metadata!);
+    expect(fromStartMany.workflowColumns.context).toEqual(options.context);
+    expect(fromStartMany.executionColumns).toEqual(fromStart.executionColumns);
+    // Each waits the hour from its own creation (the clocks differ by the calls' time).
+    expect(Math.abs(fromStartMany.waitMs - 3_600_000)).toBeLessThan(1_000);
+    expect(Math.abs(fromStart.waitMs - 3_600_000)).toBeLessThan(1_000);
+    await harness.service.cancel(started);
+    await harness.service.cancel(created!);
+  });
+
+  itIf(testDatabase === 'postgres' && testTransport !== 'local')(
+    'PostgreSQL: 1,001 entries go in as one INSERT per table, and each gets its job',
+    async () => {
+      const inserted = await harness.dataSource
+        .getRepository(Order)
+        .insert(Array.from({ length: 1_001 }, () => ({ status: 'new' })));
+      const heroes = inserted.identifiers.map((row) => ({ ...row, status: 'new' }) as Order);
+      const beforeJobs = await jobCount();
+      const sent = recordMessages(harness.dataSource);
+      const created = await harness.service.startMany(
+        ThreeStepWorkflow,
+        heroes.map((hero) => ({ hero, stepJobOptions: { wait: '1h' } })),
+      );
+      const inserts = sent.flat().filter((statement) => statement.startsWith('INSERT INTO'));
+      expect(inserts).toHaveLength(2);
+      expect(inserts[0]).toContain('geneva_drive_workflows');
+      expect(inserts[1]).toContain('geneva_drive_step_executions');
+      expect(created.map((row) => row?.heroId)).toEqual(heroes.map((hero) => String(hero.id)));
+      expect((await jobCount()) - beforeJobs).toBe(1_001);
+      for (const row of created) await harness.service.cancel(row!);
+    },
+  );
 
   it('allowMultiple entries never conflict', async () => {
     const [a] = await newOrders(1);
@@ -403,7 +477,7 @@ describe(`startMany (${testDatabaseLabel} + BullMQ)`, () => {
   // Last: it leaves its workflows waiting (the schema is dropped after). Counts BullMQ's delayed
   // jobs: not on the local transport.
   itIf(testTransport !== 'local')(
-    "spans several multi-row INSERTs: 'skip' in a later one, every execution in place",
+    "600 entries, 'skip' for a hero deep in them (several multi-row INSERTs on MariaDB and SQLite): every execution in place",
     async () => {
       const repository = harness.dataSource.getRepository(Order);
       const orders = await repository.save(

@@ -14,6 +14,9 @@ import { StepJobQueue } from '../../queue/step-job.queue';
 import { TransportOutage } from '../../queue/transport-outage';
 import { BullmqQueueSource } from './bullmq-queue.source';
 
+/** Jobs per `addBulk` of a bulk enqueue (see `addBulk`). */
+const ADD_CHUNK = 100;
+
 /** Job-state lookups sent at once (on Redis, ioredis pipelines concurrent commands). */
 const PRESENCE_CHUNK = 200;
 
@@ -49,7 +52,11 @@ export class BullmqStepJobQueue
     await this.queues.queue(job.queue).add(name, data, opts);
   }
 
-  /** One `addBulk` (one round trip, atomic) per queue the jobs go to. */
+  /**
+   * `addBulk` per queue the jobs go to, in chunks of ADD_CHUNK sent together: Redis runs one
+   * chunk's adds while the client encodes the next (one pipeline of a whole bulk start would
+   * leave Redis idle until its last job is encoded, then the client idle while Redis works).
+   */
   override async addBulk(jobs: readonly StepJob[]): Promise<void> {
     const byQueue = new Map<string, StepJob[]>();
     for (const job of jobs) {
@@ -57,9 +64,13 @@ export class BullmqStepJobQueue
       group.push(job);
       byQueue.set(job.queue, group);
     }
+    const adds: Array<Promise<unknown>> = [];
     for (const [queue, group] of byQueue) {
-      await this.queues.queue(queue).addBulk(group.map(bullmqJob));
+      const target = this.queues.queue(queue);
+      for (let start = 0; start < group.length; start += ADD_CHUNK)
+        adds.push(target.addBulk(group.slice(start, start + ADD_CHUNK).map(bullmqJob)));
     }
+    await Promise.all(adds);
   }
 
   async jobPresence(

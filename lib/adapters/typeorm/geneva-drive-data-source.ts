@@ -19,6 +19,7 @@ import type { PgClient } from '../postgres/postgres-pipeline';
 import {
   createPostgresBatchContext,
   PostgresQueryBatch,
+  type LibraryTables,
   type PostgresBatchContext,
 } from '../postgres/postgres-query-batch';
 import type { SchemaFeatures } from '../../ports/workflow.repository';
@@ -133,6 +134,11 @@ export class GenevaDriveDataSource implements OnModuleInit {
   get dataSource(): DataSource {
     if (!this.source) throw new Error('GenevaDriveDataSource used before onModuleInit.');
     return this.source;
+  }
+
+  /** PostgreSQL: the library's tables as the hot path writes them (null on other databases). */
+  get libraryTables(): LibraryTables | null {
+    return this.batching?.tables ?? null;
   }
 
   get family(): DatabaseFamily {

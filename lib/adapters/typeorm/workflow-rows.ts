@@ -32,9 +32,11 @@ type ExecutionChanges = Partial<
 >;
 
 /**
- * Rows per multi-row INSERT of a bulk start: bound parameters stay far below every driver's limit
- * (SQLite's 32,766, PostgreSQL's and MySQL's 65,535), and TypeORM's query builder, whose cost per
- * parameter grows with the parameters already set, stays quick (a few thousand parameters at most).
+ * Rows per multi-row INSERT of a bulk start through TypeORM (MariaDB/MySQL, SQLite): bound
+ * parameters stay far below every driver's limit (SQLite's 32,766, MySQL's 65,535), and TypeORM's
+ * query builder, whose cost per parameter grows with the parameters already set, stays quick (a
+ * few thousand parameters at most). PostgreSQL takes a whole call's rows in one statement with one
+ * parameter (`LibraryTable.insertMany`).
  */
 const WORKFLOWS_PER_INSERT = 250;
 const EXECUTIONS_PER_INSERT = 125;
@@ -297,8 +299,8 @@ export class WorkflowRows {
   }
 
   /**
-   * Inserts the workflows (`startMany()`) in multi-row INSERTs of at most WORKFLOWS_PER_INSERT
-   * rows, resolving them in input order. `'skip'`: each INSERT runs in a savepoint; when the
+   * Inserts the workflows (`startMany()`) in multi-row INSERTs (PostgreSQL: one for the call,
+   * elsewhere of at most WORKFLOWS_PER_INSERT rows), resolving them in input order. `'skip'`: each INSERT runs in a savepoint; when the
    * one-ongoing-per-hero index refuses it (a workflow committed meanwhile: the index is the
    * arbiter, the INSERT waits for a concurrent uncommitted one), it is rolled back, the heroes
    * now ongoing are read again and left out, and the rest is inserted again.
@@ -312,22 +314,30 @@ export class WorkflowRows {
     const workflows = fields.map((row) => newWorkflowRow(uuidv7(), row, now));
     const results: Array<WorkflowEntity | null> = [...workflows];
     const manager = await uow.manager();
+    const tables = this.database.libraryTables;
     const columns = setProperties(workflows, workflowProperties(manager));
-    const insert = (target: EntityManager, rows: readonly WorkflowEntity[]) =>
-      target
+    const insert = async (target: EntityManager, rows: readonly WorkflowEntity[]) => {
+      if (tables) {
+        const { text, values } = tables.workflows.insertMany(rows);
+        await target.query(text, values);
+        return;
+      }
+      await target
         .createQueryBuilder()
         .insert()
         .into(WorkflowEntity, columns)
         .values(rows.map((row) => ({ ...row })) as PartialRow<WorkflowEntity>[])
         .updateEntity(false)
         .execute();
+    };
+    const perInsert = tables ? workflows.length : WORKFLOWS_PER_INSERT;
     // Rows go in in hero order, so two bulk starts naming the same heroes wait for each other's
     // index entries in one order and never deadlock; the ids keep the input order.
     const inHeroOrder = workflows
       .map((_, position) => position)
       .sort((a, b) => compareHeroes(workflows[a], workflows[b]));
-    for (let start = 0; start < inHeroOrder.length; start += WORKFLOWS_PER_INSERT) {
-      const positions = inHeroOrder.slice(start, start + WORKFLOWS_PER_INSERT);
+    for (let start = 0; start < inHeroOrder.length; start += perInsert) {
+      const positions = inHeroOrder.slice(start, start + perInsert);
       if (onConflict === 'error') {
         await insert(
           manager,
@@ -368,7 +378,10 @@ export class WorkflowRows {
     return results;
   }
 
-  /** Inserts the executions in multi-row INSERTs of at most EXECUTIONS_PER_INSERT rows. */
+  /**
+   * Inserts the executions: on PostgreSQL in one statement, elsewhere in multi-row INSERTs of at
+   * most EXECUTIONS_PER_INSERT rows.
+   */
   async insertExecutions(
     uow: UnitOfWork,
     fields: readonly (Pick<StepExecutionEntity, 'workflowId' | 'stepName' | 'scheduledFor'> &
@@ -377,6 +390,12 @@ export class WorkflowRows {
     const now = new Date();
     const executions = fields.map((row) => newExecutionRow(uuidv7(), row, now));
     const manager = await uow.manager();
+    const tables = this.database.libraryTables;
+    if (tables) {
+      const { text, values } = tables.executions.insertMany(executions);
+      await manager.query(text, values);
+      return executions;
+    }
     const properties = setProperties(executions, this.columns.properties());
     for (let start = 0; start < executions.length; start += EXECUTIONS_PER_INSERT) {
       await manager
@@ -396,7 +415,8 @@ export class WorkflowRows {
 
   /**
    * Of these heroes, those with an ongoing workflow of `type` under the one-ongoing-per-hero
-   * index; a locking read where the unit of work asks for it (MariaDB/MySQL).
+   * index; a locking read where the unit of work asks for it (MariaDB/MySQL). On PostgreSQL one
+   * statement per hero type, the ids bound as one array.
    */
   async ongoingHeroes(
     uow: UnitOfWork,
@@ -411,6 +431,29 @@ export class WorkflowRows {
     }
     const manager = await uow.manager();
     const found: HeroIdentity[] = [];
+    const tables = this.database.libraryTables;
+    if (tables) {
+      // One statement per hero type whatever the number of ids: they travel as one array.
+      const workflows = tables.workflows;
+      const workflowsTable = workflows.quotedName;
+      const [typeSql, heroTypeSql, heroIdSql, stateSql, allowMultipleSql] = [
+        'type',
+        'heroType',
+        'heroId',
+        'state',
+        'allowMultiple',
+      ].map((property) => workflows.columnList('w', [property]));
+      const ongoingSql = stateLiterals(...ONGOING_WORKFLOW_STATES).listSql;
+      const text =
+        `SELECT ${heroIdSql} AS "heroId" FROM ${workflowsTable} w ` +
+        `WHERE ${typeSql} = $1 AND ${heroTypeSql} = $2 AND ${heroIdSql} = ANY($3) ` +
+        `AND ${stateSql} IN (${ongoingSql}) AND ${allowMultipleSql} = false`;
+      for (const [heroType, ids] of idsByType) {
+        const rows = await manager.query<Array<{ heroId: string }>>(text, [type, heroType, ids]);
+        for (const row of rows) found.push({ heroType, heroId: row.heroId });
+      }
+      return found;
+    }
     for (const [heroType, ids] of idsByType) {
       for (let start = 0; start < ids.length; start += HERO_IDS_PER_READ) {
         const query = manager
