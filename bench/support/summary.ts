@@ -61,6 +61,7 @@ export function renderSummary(report: SuiteReport): string {
       ]),
     ),
     '',
+    ...targetReach(report.targets),
     ...versusDbos(report.comparisons),
     ...versusBaseline(report.baseline),
     '## Engine against raw BullMQ chains (the floor)',
@@ -139,6 +140,27 @@ function versusDbos(checks: ComparisonCheck[]): string[] {
     ),
     '',
     ...reachOf(checks),
+  ];
+}
+
+/** The targets whose figure has a bound: the most (or least) it could be, set against the goal. */
+function targetReach(checks: TargetCheck[]): string[] {
+  const bounded = checks.filter((check) => check.bound && check.reach);
+  if (bounded.length === 0) return [];
+  return [
+    '### What bounds each bounded target, measured in the same run',
+    '',
+    ...table(
+      ['Figure', 'Bound', 'Value', 'Target', 'Within reach'],
+      bounded.map((check) => [
+        check.label,
+        check.bound?.label,
+        check.reach?.value,
+        `${check.better === 'higher' ? '≥' : '≤'} ${check.goal}`,
+        check.reach?.reachable ? 'yes' : 'no',
+      ]),
+    ),
+    '',
   ];
 }
 

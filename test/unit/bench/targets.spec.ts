@@ -48,4 +48,16 @@ describe('benchmark targets against DBOS Transact', () => {
       [32, true],
     ]);
   });
+
+  it("says whether the start-many ratio's bound leaves 20× within reach", () => {
+    const [short, reachable, unbounded] = checkTargets([
+      line('start-many', { batch: 1000 }, { ratio: 12.5, ratioBound: 17.9 }),
+      line('start-many', { batch: 1000 }, { ratio: 12.5, ratioBound: 20 }),
+      line('start-many', { batch: 1000 }, { ratio: 21 }),
+    ]).filter((check) => check.metric === 'ratio');
+    expect(short).toMatchObject({ met: false, reach: { value: 17.9, reachable: false } });
+    expect(reachable).toMatchObject({ met: false, reach: { value: 20, reachable: true } });
+    expect(unbounded).toMatchObject({ met: true });
+    expect(unbounded.reach).toBeUndefined();
+  });
 });
