@@ -227,6 +227,22 @@ describe(`startMany (${testDatabaseLabel} + BullMQ)`, () => {
     await harness.service.cancel(created!);
   });
 
+  it("each entry's first step is due after its own wait", async () => {
+    const orders = await newOrders(3);
+    const waits = ['2h', '1h', '2h'] as const;
+    const created = await harness.service.startMany(
+      ThreeStepWorkflow,
+      orders.map((hero, index) => ({ hero, stepJobOptions: { wait: waits[index] } })),
+    );
+    const dueAfterMs: number[] = [];
+    for (const workflow of created) {
+      const [execution] = await harness.history(workflow!.id);
+      dueAfterMs.push(execution.scheduledFor.getTime() - workflow!.createdAt.getTime());
+      await harness.service.cancel(workflow!);
+    }
+    expect(dueAfterMs.map((ms) => Math.round(ms / 60_000))).toEqual([120, 60, 120]);
+  });
+
   itIf(testDatabase === 'postgres' && testTransport !== 'local')(
     'PostgreSQL: 1,001 entries go in as one INSERT per table, and each gets its job',
     async () => {

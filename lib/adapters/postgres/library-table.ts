@@ -196,9 +196,12 @@ export class LibraryTable<E extends object> {
       const names = columns.map((column) => column.quoted).join(', ');
       return `INSERT INTO ${this.quotedTable} (${names}) SELECT ${names} FROM json_populate_recordset(NULL::${this.quotedTable}, $1)`;
     });
+    // A bulk's rows share their timestamps (one clock reading per call): each is formatted once.
+    const isoByTime = new Map<number, string>();
     const records = rows.map((row) => {
       const record: Record<string, unknown> = {};
-      for (const column of columns) record[column.databaseName] = this.jsonValue(column, row);
+      for (const column of columns)
+        record[column.databaseName] = this.jsonValue(column, row, isoByTime);
       return record;
     });
     return { text, values: [JSON.stringify(records)] };
@@ -371,8 +374,17 @@ export class LibraryTable<E extends object> {
    * A row's value of a column inside `insertMany`'s JSON: a JSON column's value as JSON itself,
    * any other as its text parameter.
    */
-  private jsonValue(column: LibraryColumn, row: Record<string, unknown>): unknown {
+  private jsonValue(
+    column: LibraryColumn,
+    row: Record<string, unknown>,
+    isoByTime: Map<number, string>,
+  ): unknown {
     const value = row[column.property];
+    if (value instanceof Date && !column.transformer && !Number.isNaN(value.getTime())) {
+      let iso = isoByTime.get(value.getTime());
+      if (iso === undefined) isoByTime.set(value.getTime(), (iso = value.toISOString()));
+      return iso;
+    }
     if (!column.json) return this.parameter(column, value);
     const stored = column.transformer ? (column.transformer.to(value) as unknown) : value;
     return stored === undefined ? null : stored;
