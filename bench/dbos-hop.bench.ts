@@ -5,7 +5,7 @@
  * CPU per step, medians over BENCH_RUNS runs (default 3). The summary sets the engine's hop
  * beside it (issue #21: ours ≤ 0.5 × DBOS's).
  */
-import { DEFAULT_CONCURRENCY } from './support/engine';
+import { benchPoolSize, DEFAULT_CONCURRENCY } from './support/engine';
 import { launchDbos } from './support/dbos';
 import { runDbosChains } from './support/dbos-chains';
 import { dbosChainWorkflow } from './support/dbos.workflows';
@@ -19,7 +19,7 @@ const timeline = new StepTimeline();
 const hopWorkflow = dbosChainWorkflow('DbosHopBenchWorkflow', STEPS, timeline);
 
 runBenchmark(async () => {
-  const dbos = await launchDbos({ poolSize: DEFAULT_CONCURRENCY + 10 });
+  const dbos = await launchDbos({ poolSize: benchPoolSize(DEFAULT_CONCURRENCY) });
   try {
     const run = () =>
       runDbosChains({

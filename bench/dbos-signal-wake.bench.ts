@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { launchDbos } from './support/dbos';
 import { DBOS_WAKE_TOPIC, dbosParkedWorkflow } from './support/dbos.workflows';
-import { DEFAULT_CONCURRENCY } from './support/engine';
+import { benchPoolSize, DEFAULT_CONCURRENCY } from './support/engine';
 import { envInteger, runCount } from './support/env';
 import { runBenchmark } from './support/main';
 import { mapInParallel } from './support/parallel';
@@ -62,7 +62,7 @@ async function wakeRound(count: number) {
 }
 
 runBenchmark(async () => {
-  const dbos = await launchDbos({ poolSize: DEFAULT_CONCURRENCY + 10 });
+  const dbos = await launchDbos({ poolSize: benchPoolSize(DEFAULT_CONCURRENCY) });
   try {
     // Unmeasured: JIT warm-up and first connections stay out of run 1.
     await wakeRound(WARM_UP_WAKEUPS);

@@ -7,6 +7,7 @@
  * engine's throughput beside it (issue #21: ours ≥ 1.5 × DBOS's).
  */
 import { launchDbos } from './support/dbos';
+import { benchPoolSize } from './support/engine';
 import { runDbosChains } from './support/dbos-chains';
 import { dbosChainWorkflow } from './support/dbos.workflows';
 import { envInteger, envIntegers, runCount } from './support/env';
@@ -22,7 +23,7 @@ const chainWorkflow = dbosChainWorkflow('DbosThroughputBenchWorkflow', STEPS, ti
 
 runBenchmark(async () => {
   // DBOS takes its configuration once per process: the pool is sized for the largest concurrency.
-  const dbos = await launchDbos({ poolSize: Math.max(...CONCURRENCIES) + 10 });
+  const dbos = await launchDbos({ poolSize: benchPoolSize(Math.max(...CONCURRENCIES)) });
   try {
     for (const concurrency of CONCURRENCIES) {
       const run = () =>

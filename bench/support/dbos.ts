@@ -35,7 +35,7 @@ export interface DbosBench {
 export interface DbosBenchOptions {
   /**
    * Connections in DBOS's system database pool: the benches give it what `bootEngine` gives the
-   * engine's pool, the concurrency + 10.
+   * engine's pool (`benchPoolSize`).
    */
   poolSize: number;
 }

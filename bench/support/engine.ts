@@ -1,5 +1,6 @@
 import type { Provider, Type } from '@nestjs/common';
 import type { GenevaDriveTransport } from '../../lib';
+import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Order } from '../../test/fixtures/order.entity';
 import { EngineHarness } from '../../test/e2e/support/engine-harness';
@@ -28,9 +29,18 @@ export interface BenchEngineOptions {
 }
 
 /**
- * A real app on PostgreSQL and Redis (fresh schema and prefix unless `reuse`), its pool sized
- * above the worker concurrency as the README asks (a step holds a connection while it prepares
- * and while it finalizes), housekeeping off.
+ * The pool the README's "Connection pool" advice gives a process with this worker concurrency,
+ * PostgreSQL running on this machine: about 4 connections per core, at least 3, and never more
+ * than the steps (one each while it prepares or finalizes) and housekeeping (two) can use.
+ * DBOS Transact's pool gets the same size in its benchmarks.
+ */
+export function benchPoolSize(concurrency: number): number {
+  return Math.min(concurrency + 2, Math.max(3, 4 * cpus().length));
+}
+
+/**
+ * A real app on PostgreSQL and Redis (fresh schema and prefix unless `reuse`), its pool sized as
+ * the README advises (`benchPoolSize`), housekeeping off.
  */
 export function bootEngine(options: BenchEngineOptions): Promise<EngineHarness> {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
@@ -53,7 +63,7 @@ export function bootEngine(options: BenchEngineOptions): Promise<EngineHarness> 
     // Named, so the CPU meter finds this process's backends; kept open, so none of them exits
     // (taking its CPU time along) between two measured stretches.
     extra: {
-      max: concurrency + 10,
+      max: benchPoolSize(concurrency),
       application_name: BENCH_APPLICATION_NAME,
       idleTimeoutMillis: 0,
     },
