@@ -48,8 +48,8 @@ async function databaseOptions(config: SampleAppConfig): Promise<TypeOrmModuleOp
     url: config.databaseUrl,
     schema: config.schema,
     ...common,
-    // Every step holds a connection for its transaction: keep the pool above the total worker
-    // concurrency (10 by default) plus what the HTTP handlers need.
+    // A step holds a connection only while it prepares and while it finalizes; about 4 per
+    // database core is plenty (README "Connection pool"), the HTTP handlers share it.
     extra: { max: 20 },
   };
 }

@@ -33,7 +33,7 @@ export interface EngineHarnessOptions {
   reuse?: { schema: string; prefix: string };
   /**
    * Driver options merged over the namespace's `extra`: the benchmarks size the PostgreSQL pool
-   * above their worker concurrency (`{ max: 42 }`).
+   * (`{ max: 8 }`, see bench/support/engine.ts `benchPoolSize`).
    */
   extra?: Record<string, unknown>;
   /** Called on the app before `init()`: a global prefix, global pipes, as an app's main.ts does. */

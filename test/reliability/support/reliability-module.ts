@@ -132,7 +132,8 @@ export class ReliabilityModule {
           migrations: GENEVA_DRIVE_MIGRATIONS,
           migrationsRun: options.migrate ?? false,
           synchronize: options.migrate ?? false,
-          // Above the worker concurrency (README), plus the journal's and checkpoints' writes.
+          // The steps' connections (one each around its transactions, README "Connection pool"),
+          // plus the journal's and checkpoints' writes.
           extra: { max: options.poolSize, connectionTimeoutMillis: 5_000 },
           // Reconnect patiently at boot (a restarted PostgreSQL takes a moment).
           retryAttempts: 20,
