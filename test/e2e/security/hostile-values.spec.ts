@@ -6,6 +6,7 @@ import {
   StepNotDefinedError,
   WorkflowEntity,
   WorkflowNotFoundError,
+  WorkflowAlreadyOngoingError,
   WorkflowNotOngoingError,
   type WorkflowService,
   type WorkflowState,
@@ -300,6 +301,63 @@ function isTypedStepRefusal(error: unknown): boolean {
           InvalidArgumentError,
         );
         expect(await reader.count(WorkflowEntity)).toBe(workflowsBefore);
+      },
+    );
+
+    // One INSERT per table on PostgreSQL, every row in one JSON parameter (json_populate_recordset),
+    // and the ongoing heroes read with their ids in one array parameter.
+    it.each(groupsOf(HOSTILE_TEXT, setting))(
+      'startMany() keeps every hero id and metadata value of %s, and skips a hero ongoing by its id',
+      async (_name, group) => {
+        const heroes: HostileHero[] = [];
+        try {
+          for (const { value } of group.values) heroes.push(await saveHero(value));
+        } catch (error) {
+          return expectEncodingErrorAllowed(group, error);
+        }
+        const workflowsBefore = await reader.count(WorkflowEntity);
+        const waiting = { stepJobOptions: { wait: '1h' } } as const;
+        const entries = heroes.map((hero, index) => ({
+          hero,
+          metadata: { [keyOf(group.values[index])]: group.values[index].value },
+          ...waiting,
+        }));
+        let ongoing: WorkflowEntity | null = null;
+        let created: Array<WorkflowEntity | null>;
+        try {
+          ongoing = await service.start(HostileHeroWorkflow, { hero: heroes[0], ...waiting });
+          created = await service.startMany(HostileHeroWorkflow, entries, { onConflict: 'skip' });
+        } catch (error) {
+          expectEncodingErrorAllowed(group, error);
+          if (ongoing) await service.cancel(ongoing);
+          expect(await reader.count(WorkflowEntity)).toBe(workflowsBefore + (ongoing ? 1 : 0));
+          return;
+        }
+        expect(created[0]).toBeNull();
+        for (const [index, row] of created.entries()) {
+          if (index === 0) continue;
+          const { value } = group.values[index];
+          expect(row?.heroId).toBe(value);
+          expect(
+            await reader.rows(
+              WorkflowEntity,
+              { text: ['hero_id'], json: ['metadata'] },
+              { id: row!.id },
+            ),
+          ).toStrictEqual([
+            {
+              hero_id: value,
+              metadata: { [keyOf(group.values[index])]: value, stepJobOptions: { wait: '1h' } },
+            },
+          ]);
+        }
+        // Every hero is ongoing now: 'error' refuses the whole call and writes nothing.
+        const workflowsNow = await reader.count(WorkflowEntity);
+        await expect(service.startMany(HostileHeroWorkflow, entries)).rejects.toThrow(
+          WorkflowAlreadyOngoingError,
+        );
+        expect(await reader.count(WorkflowEntity)).toBe(workflowsNow);
+        for (const row of [ongoing, ...created]) if (row) await service.cancel(row);
       },
     );
 
