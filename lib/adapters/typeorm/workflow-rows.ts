@@ -300,10 +300,11 @@ export class WorkflowRows {
 
   /**
    * Inserts the workflows (`startMany()`) in multi-row INSERTs (PostgreSQL: one for the call,
-   * elsewhere of at most WORKFLOWS_PER_INSERT rows), resolving them in input order. `'skip'`: each INSERT runs in a savepoint; when the
-   * one-ongoing-per-hero index refuses it (a workflow committed meanwhile: the index is the
-   * arbiter, the INSERT waits for a concurrent uncommitted one), it is rolled back, the heroes
-   * now ongoing are read again and left out, and the rest is inserted again.
+   * elsewhere of at most WORKFLOWS_PER_INSERT rows), resolving them in input order. `'skip'`:
+   * each INSERT runs in a savepoint; when the one-ongoing-per-hero index refuses it (a workflow
+   * committed meanwhile: the index is the arbiter, the INSERT waits for a concurrent uncommitted
+   * one), it is rolled back, the heroes now ongoing are read again and left out, and the rest is
+   * inserted again.
    */
   async insertWorkflows(
     uow: UnitOfWork,
