@@ -2,6 +2,7 @@ import type { MigrationInterface } from 'typeorm';
 import { GenevaDriveBaseSchema1764400000000 } from './base-schema.migration';
 import { GenevaDriveDashboardIndexes1764400007000 } from './dashboard-indexes.migration';
 import { GenevaDriveDashboardSearchIndexes1764400008000 } from './dashboard-search-indexes.migration';
+import { GenevaDriveHotWorkflowUpdates1764400009000 } from './hot-workflow-updates.migration';
 import { GenevaDriveMariaDbJsonText1764400004000 } from './mariadb-json-text.migration';
 import { GenevaDriveNoPadCollation1764400003000 } from './no-pad-collation.migration';
 import { GenevaDriveResumableSteps1764400001000 } from './resumable-steps.migration';
@@ -19,13 +20,15 @@ export {
   GenevaDriveWorkflowContext1764400006000,
   GenevaDriveDashboardIndexes1764400007000,
   GenevaDriveDashboardSearchIndexes1764400008000,
+  GenevaDriveHotWorkflowUpdates1764400009000,
 };
 
 /**
  * The library's TypeORM migrations, in order: base schema, resumable-step columns, signals, the
  * NO PAD collation of the text columns on MariaDB/MySQL, the JSON columns as text on MariaDB (both
  * no-ops elsewhere), signal wait timeouts and retention, the workflow context, the dashboard's
- * list indexes, the dashboard's hero-id and step-filter indexes.
+ * list indexes, the dashboard's hero-id and step-filter indexes, in-place workflow updates on
+ * PostgreSQL (the step-filter index dropped again).
  * Add them to your DataSource `migrations` (beside your own) and run them.
  */
 export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -38,4 +41,5 @@ export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
   GenevaDriveWorkflowContext1764400006000,
   GenevaDriveDashboardIndexes1764400007000,
   GenevaDriveDashboardSearchIndexes1764400008000,
+  GenevaDriveHotWorkflowUpdates1764400009000,
 ];

@@ -160,15 +160,19 @@ describeOn('postgres')(
       expect(nodes.some((node) => node['Index Name']?.startsWith('PK_'))).toBe(true);
     });
 
-    it('the step filter, first and later pages: an index scan on (step, created_at, id)', async () => {
+    // No index on the step (GenevaDriveHotWorkflowUpdates1764400009000 dropped it, so a step's
+    // workflow UPDATE writes no index entry): a page walks the list in order until it is full.
+    it('the step filter, first and later pages: the (created_at, id) list read in order, from the cursor on', async () => {
       const [first] = await repository.searchWorkflows({ stepName: 'step3' }, { limit: 1 });
-      await expectIndexUse({ stepName: 'step3' }, { limit: 51 }, INDEX_NAMES.workflowsStepCreated);
+      await expectIndexUse({ stepName: 'step3' }, { limit: 51 }, INDEX_NAMES.workflowsCreated);
       const nodes = await expectIndexUse(
         { stepName: 'step3' },
         { limit: 51, after: { createdAt: first.createdAt, id: first.id } },
-        INDEX_NAMES.workflowsStepCreated,
+        INDEX_NAMES.workflowsCreated,
       );
-      expect(rowsRemoved(nodes)).toBeLessThanOrEqual(1);
+      // One ongoing workflow in ten is at one of seven steps: a page of 51 reads about 3,600 rows,
+      // none of them newer than the cursor.
+      expect(rowsRemoved(nodes)).toBeLessThan(51 * 70 * 1.5);
     });
 
     it('waiting longer than: step executions reached through an index only', async () => {

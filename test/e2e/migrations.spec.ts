@@ -20,6 +20,7 @@ import {
   GenevaDriveNoPadCollation1764400003000,
 } from '../../lib/migrations';
 import { MissingMigrationError } from '../../lib/errors/missing-migration.error';
+import { WORKFLOWS_FILLFACTOR } from '../../lib/migrations/hot-workflow-updates.migration';
 import { INDEX_NAMES } from '../../lib/migrations/migration.constants';
 import { mysqlEnsureCollation } from '../../lib/migrations/mysql-schema';
 import type { StepExecutionState, WorkflowState } from '../../lib/interfaces/states.interface';
@@ -184,6 +185,18 @@ async function rerunAllUps(ds: DataSource): Promise<void> {
   await withQueryRunner(ds, async (qr) => {
     for (const Migration of GENEVA_DRIVE_MIGRATIONS) await new Migration().up(qr);
   });
+}
+
+/** The workflows table's `fillfactor` storage parameter on PostgreSQL; null when unset or elsewhere. */
+async function workflowsFillfactor(ds: DataSource): Promise<number | null> {
+  if (ds.options.type !== 'postgres') return null;
+  const [row] = await ds.query<Array<{ options: string[] | null }>>(
+    `SELECT c.reloptions AS options FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relname = 'geneva_drive_workflows' AND n.nspname = COALESCE($1::text, current_schema())`,
+    [(ds.options as { schema?: string }).schema ?? null],
+  );
+  const setting = row?.options?.find((option) => option.startsWith('fillfactor='));
+  return setting ? Number(setting.slice('fillfactor='.length)) : null;
 }
 
 async function indexNames(ds: DataSource, table: string): Promise<string[]> {
@@ -402,7 +415,7 @@ function describeConstraints(
   });
 }
 
-/** Undoes the nine migrations one by one, checking what each leaves behind, then re-applies them. */
+/** Undoes the ten migrations one by one, checking what each leaves behind, then re-applies them. */
 async function undoAllAndRedo(ds: DataSource): Promise<void> {
   const has = (table: string, column?: string): Promise<boolean> =>
     withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
@@ -418,6 +431,7 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
     return (await ds.query<Array<{ name: string }>>(sql, parameters)).map((row) => row.name);
   };
 
+  const postgres = ds.options.type === 'postgres';
   expect(await workflowIndexes()).toEqual(
     expect.arrayContaining([
       INDEX_NAMES.workflowsCreated,
@@ -425,10 +439,14 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
       INDEX_NAMES.workflowsHeroId,
     ]),
   );
-  // The step index is an expression index, PostgreSQL's alone.
-  expect((await workflowIndexes()).includes(INDEX_NAMES.workflowsStepCreated)).toBe(
-    ds.options.type === 'postgres',
-  );
+  expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsStepCreated);
+  expect(await workflowsFillfactor(ds)).toBe(postgres ? WORKFLOWS_FILLFACTOR : null);
+
+  // Undoing the in-place-update migration brings the step index back (an expression index,
+  // PostgreSQL's alone) and the default fill factor.
+  await ds.undoLastMigration();
+  expect((await workflowIndexes()).includes(INDEX_NAMES.workflowsStepCreated)).toBe(postgres);
+  expect(await workflowsFillfactor(ds)).toBeNull();
   await ds.undoLastMigration();
   expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsHeroId);
   expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsStepCreated);
@@ -477,9 +495,10 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are nine TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context, dashboard indexes, dashboard search indexes', () => {
+  it('are ten TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context, dashboard indexes, dashboard search indexes, in-place workflow updates', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
-    expect(names).toHaveLength(9);
+    expect(names).toHaveLength(10);
+    expect(names[9]).toBe('GenevaDriveHotWorkflowUpdates1764400009000');
     expect(names[8]).toMatch(/^GenevaDriveDashboardSearchIndexes\d{13}$/);
     expect(names[7]).toMatch(/^GenevaDriveDashboardIndexes\d{13}$/);
     expect(names[5]).toMatch(/^GenevaDriveSignalTimeouts\d{13}$/);
@@ -552,8 +571,9 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     expect(def('index_geneva_drive_signals_dedup')).toMatch(
       /^CREATE UNIQUE INDEX .* \(workflow_id, name, idempotency_key\)$/,
     );
-    expect(def('index_geneva_drive_workflows_step_created')).toMatch(
-      /^CREATE INDEX .* \(COALESCE\(current_step_name, next_step_name\), created_at, id\)$/,
+    // Dropped again for in-place workflow updates (GenevaDriveHotWorkflowUpdates1764400009000).
+    expect(def('index_geneva_drive_workflows_step_created')).toBe(
+      '<missing index_geneva_drive_workflows_step_created>',
     );
     expect(def('index_geneva_drive_step_executions_waiting_since')).toMatch(
       /^CREATE INDEX .* \(waiting_since, workflow_id\) WHERE \(\(state\)::text = 'waiting'/,
@@ -573,6 +593,24 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     ]) {
       expect(def(name)).toMatch(/^CREATE INDEX /);
     }
+  });
+
+  // A step's workflow UPDATE changes these columns (and the state only when the workflow's state
+  // changes): an index over any of them, even through an expression or a predicate, would make
+  // PostgreSQL write an entry into every index of the table at every step instead of updating the
+  // row in place.
+  it('indexes none of the workflow columns every step changes, and leaves room in the pages', async () => {
+    const definitions = await ds.query<Array<{ definition: string }>>(
+      `SELECT pg_get_indexdef(i.indexrelid) AS definition
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relname = 'geneva_drive_workflows'`,
+      [schema],
+    );
+    expect(definitions.length).toBeGreaterThan(5);
+    for (const { definition } of definitions) {
+      expect(definition).not.toMatch(/current_step_name|next_step_name|updated_at/);
+    }
+    expect(await workflowsFillfactor(ds)).toBe(WORKFLOWS_FILLFACTOR);
   });
 
   it('uses the per-driver column types of SPEC §15.5', async () => {
@@ -642,7 +680,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     });
   });
 
-  it('undoes all nine migrations and applies them again', async () => {
+  it('undoes all ten migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const leftovers = await ds.query<Array<{ indexname: string }>>(
       `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
@@ -746,7 +784,7 @@ describeOn('postgres')('migrations on PostgreSQL (odd schema name: spaces, backt
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'index_geneva_drive_%'`,
       [schema],
     );
-    expect(indexes).toHaveLength(21);
+    expect(indexes).toHaveLength(20);
     expect(
       indexes.find((row) => row.indexname === 'index_geneva_drive_workflows_unique_ongoing')
         ?.indexdef,
@@ -1045,7 +1083,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     );
   });
 
-  it('undoes all nine migrations and applies them again', async () => {
+  it('undoes all ten migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const tables = await ds.query<Array<{ name: string }>>(
       'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -1289,7 +1327,7 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
 
   describeConstraints(() => ds, { foreignKeys: true });
 
-  it('undoes all nine migrations and applies them again', async () => {
+  it('undoes all ten migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const rows = await ds.query<Array<{ name: string }>>(
       `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,
