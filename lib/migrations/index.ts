@@ -2,7 +2,7 @@ import type { MigrationInterface } from 'typeorm';
 import { GenevaDriveBaseSchema1764400000000 } from './base-schema.migration';
 import { GenevaDriveDashboardIndexes1764400007000 } from './dashboard-indexes.migration';
 import { GenevaDriveDashboardSearchIndexes1764400008000 } from './dashboard-search-indexes.migration';
-import { GenevaDriveHotWorkflowUpdates1764400009000 } from './hot-workflow-updates.migration';
+import { GenevaDriveLeanStepWrites1764400009000 } from './lean-step-writes.migration';
 import { GenevaDriveMariaDbJsonText1764400004000 } from './mariadb-json-text.migration';
 import { GenevaDriveNoPadCollation1764400003000 } from './no-pad-collation.migration';
 import { GenevaDriveResumableSteps1764400001000 } from './resumable-steps.migration';
@@ -20,7 +20,7 @@ export {
   GenevaDriveWorkflowContext1764400006000,
   GenevaDriveDashboardIndexes1764400007000,
   GenevaDriveDashboardSearchIndexes1764400008000,
-  GenevaDriveHotWorkflowUpdates1764400009000,
+  GenevaDriveLeanStepWrites1764400009000,
 };
 
 /**
@@ -41,5 +41,5 @@ export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
   GenevaDriveWorkflowContext1764400006000,
   GenevaDriveDashboardIndexes1764400007000,
   GenevaDriveDashboardSearchIndexes1764400008000,
-  GenevaDriveHotWorkflowUpdates1764400009000,
+  GenevaDriveLeanStepWrites1764400009000,
 ];

@@ -160,7 +160,7 @@ describeOn('postgres')(
       expect(nodes.some((node) => node['Index Name']?.startsWith('PK_'))).toBe(true);
     });
 
-    // No index on the step (GenevaDriveHotWorkflowUpdates1764400009000 dropped it, so a step's
+    // No index on the step (GenevaDriveLeanStepWrites1764400009000 dropped it, so a step's
     // workflow UPDATE writes no index entry): a page walks the list in order until it is full.
     it('the step filter, first and later pages: the (created_at, id) list read in order, from the cursor on', async () => {
       const [first] = await repository.searchWorkflows({ stepName: 'step3' }, { limit: 1 });

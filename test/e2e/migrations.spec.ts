@@ -20,7 +20,7 @@ import {
   GenevaDriveNoPadCollation1764400003000,
 } from '../../lib/migrations';
 import { MissingMigrationError } from '../../lib/errors/missing-migration.error';
-import { WORKFLOWS_FILLFACTOR } from '../../lib/migrations/hot-workflow-updates.migration';
+import { WORKFLOWS_FILLFACTOR } from '../../lib/migrations/lean-step-writes.migration';
 import { INDEX_NAMES } from '../../lib/migrations/migration.constants';
 import { mysqlEnsureCollation } from '../../lib/migrations/mysql-schema';
 import type { StepExecutionState, WorkflowState } from '../../lib/interfaces/states.interface';
@@ -442,11 +442,23 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
   expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsStepCreated);
   expect(await workflowsFillfactor(ds)).toBe(postgres ? WORKFLOWS_FILLFACTOR : null);
 
-  // Undoing the in-place-update migration brings the step index back (an expression index,
-  // PostgreSQL's alone) and the default fill factor.
+  // Undoing the lean-writes migration brings the step index back (an expression index,
+  // PostgreSQL's alone), the default fill factor and the full execution indexes.
   await ds.undoLastMigration();
   expect((await workflowIndexes()).includes(INDEX_NAMES.workflowsStepCreated)).toBe(postgres);
   expect(await workflowsFillfactor(ds)).toBeNull();
+  if (postgres) {
+    const partial = await ds.query<unknown[]>(
+      `SELECT 1 FROM pg_indexes WHERE schemaname = COALESCE($1::text, current_schema())
+          AND indexname IN ($2, $3) AND indexdef LIKE '% WHERE %'`,
+      [
+        (ds.options as { schema?: string }).schema ?? null,
+        INDEX_NAMES.stepExecutionsContinuesFrom,
+        INDEX_NAMES.stepExecutionsSignal,
+      ],
+    );
+    expect(partial).toEqual([]);
+  }
   await ds.undoLastMigration();
   expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsHeroId);
   expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsStepCreated);
@@ -495,10 +507,10 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are ten TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context, dashboard indexes, dashboard search indexes, in-place workflow updates', () => {
+  it('are ten TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context, dashboard indexes, dashboard search indexes, lean step writes', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
     expect(names).toHaveLength(10);
-    expect(names[9]).toBe('GenevaDriveHotWorkflowUpdates1764400009000');
+    expect(names[9]).toBe('GenevaDriveLeanStepWrites1764400009000');
     expect(names[8]).toMatch(/^GenevaDriveDashboardSearchIndexes\d{13}$/);
     expect(names[7]).toMatch(/^GenevaDriveDashboardIndexes\d{13}$/);
     expect(names[5]).toMatch(/^GenevaDriveSignalTimeouts\d{13}$/);
@@ -571,7 +583,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     expect(def('index_geneva_drive_signals_dedup')).toMatch(
       /^CREATE UNIQUE INDEX .* \(workflow_id, name, idempotency_key\)$/,
     );
-    // Dropped again for in-place workflow updates (GenevaDriveHotWorkflowUpdates1764400009000).
+    // Dropped again so workflow rows update in place (GenevaDriveLeanStepWrites1764400009000).
     expect(def('index_geneva_drive_workflows_step_created')).toBe(
       '<missing index_geneva_drive_workflows_step_created>',
     );
@@ -611,6 +623,21 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
       expect(definition).not.toMatch(/current_step_name|next_step_name|updated_at/);
     }
     expect(await workflowsFillfactor(ds)).toBe(WORKFLOWS_FILLFACTOR);
+  });
+
+  it('indexes the sparse execution columns only where they are set', async () => {
+    const definitions = await ds.query<Array<{ name: string; definition: string }>>(
+      `SELECT indexname AS name, indexdef AS definition FROM pg_indexes
+        WHERE schemaname = $1 AND tablename = 'geneva_drive_step_executions'`,
+      [schema],
+    );
+    const def = (name: string) => definitions.find((row) => row.name === name)?.definition;
+    expect(def(INDEX_NAMES.stepExecutionsContinuesFrom)).toMatch(
+      /\(continues_from_id\) WHERE \(continues_from_id IS NOT NULL\)$/,
+    );
+    expect(def(INDEX_NAMES.stepExecutionsSignal)).toMatch(
+      /\(signal_id\) WHERE \(signal_id IS NOT NULL\)$/,
+    );
   });
 
   it('uses the per-driver column types of SPEC §15.5', async () => {
