@@ -82,6 +82,8 @@ export class LibraryTable<E extends object> {
   private readonly allColumns: LibraryColumn[];
   private readonly byProperty: Map<string, LibraryColumn>;
   private readonly texts = new Map<string, string>();
+  /** The columns that exist under the last features seen (`columns()`). */
+  private present: { features: SchemaFeatures; columns: LibraryColumn[] } | null = null;
 
   constructor(
     metadata: EntityMetadata,
@@ -354,7 +356,15 @@ export class LibraryTable<E extends object> {
 
   private columns(): LibraryColumn[] {
     const features = this.features();
-    return this.allColumns.filter((column) => isColumnPresent(features, column.databaseName));
+    // Every statement asks, and the schema's features change only when a migration is detected.
+    if (this.present?.features !== features)
+      this.present = {
+        features,
+        columns: this.allColumns.filter((column) =>
+          isColumnPresent(features, column.databaseName),
+        ),
+      };
+    return this.present.columns;
   }
 
   private column(property: string): LibraryColumn {
