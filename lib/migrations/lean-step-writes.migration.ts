@@ -6,10 +6,26 @@ import { INDEX_NAMES, STEP_EXECUTIONS_TABLE, WORKFLOWS_TABLE } from './migration
 /** Free space left in each new page of the workflows table, in percent. */
 export const WORKFLOWS_FILLFACTOR = 85;
 
-/** Step-execution columns null on all but a few rows, each with its index (same name before and after). */
-const SPARSE_EXECUTION_COLUMNS = [
-  { column: 'continues_from_id', index: INDEX_NAMES.stepExecutionsContinuesFrom },
-  { column: 'signal_id', index: INDEX_NAMES.stepExecutionsSignal },
+/**
+ * Step-execution indexes that become partial: each keeps its name and columns, and holds only the
+ * rows its lookups ask for (`where`), which every lookup's condition implies.
+ */
+const NARROWED_EXECUTION_INDEXES = [
+  {
+    index: INDEX_NAMES.stepExecutionsContinuesFrom,
+    columns: ['continues_from_id'],
+    where: `${quoteIdentifier('continues_from_id')} IS NOT NULL`,
+  },
+  {
+    index: INDEX_NAMES.stepExecutionsSignal,
+    columns: ['signal_id'],
+    where: `${quoteIdentifier('signal_id')} IS NOT NULL`,
+  },
+  {
+    index: INDEX_NAMES.stepExecutionsScheduled,
+    columns: ['state', 'scheduled_for'],
+    where: `${quoteIdentifier('state')} = 'scheduled'`,
+  },
 ] as const;
 
 /**
@@ -22,11 +38,14 @@ const SPARSE_EXECUTION_COLUMNS = [
  *   next_step_name), created_at, id)` changed at every step, so it goes (the step filter reads the
  *   newest-first list until its page is full, as on MariaDB, MySQL and SQLite; README "The step
  *   filter and PostgreSQL's in-place updates"), and new pages of the table keep 15% free.
- * - The indexes on `continues_from_id` and `signal_id` become partial (`IS NOT NULL`): the columns
- *   are null on every execution but a resumable step's continuation and a signal's wake, and every
- *   lookup by them is an equality, which PostgreSQL serves from the partial index.
- * The index rebuilds read the step executions table once each under a write lock: on a large table
- * run it at a quiet moment. A no-op on MariaDB, MySQL and SQLite.
+ * - Three step-execution indexes become partial, so a step's INSERT of the next execution
+ *   (`in_progress`) and its UPDATE finishing the current one write no entry into them: those on
+ *   `continues_from_id` and `signal_id` (`IS NOT NULL`: null on every execution but a resumable
+ *   step's continuation and a signal's wake; every lookup by them is an equality, which implies
+ *   it) and `(state, scheduled_for)` (`state = 'scheduled'`: housekeeping's lookups of scheduled
+ *   executions, each with that literal condition).
+ * The index rebuilds read the step executions table once each while its writes wait: on a large
+ * table run it at a quiet moment. A no-op on MariaDB, MySQL and SQLite.
  */
 export class GenevaDriveLeanStepWrites1764400009000 implements MigrationInterface {
   name = 'GenevaDriveLeanStepWrites1764400009000';
@@ -41,12 +60,9 @@ export class GenevaDriveLeanStepWrites1764400009000 implements MigrationInterfac
     await queryRunner.query(
       `ALTER TABLE ${quoteTable(workflows)} SET (fillfactor = ${WORKFLOWS_FILLFACTOR})`,
     );
-    for (const { column, index } of SPARSE_EXECUTION_COLUMNS) {
+    for (const { index, columns, where } of NARROWED_EXECUTION_INDEXES) {
       await queryRunner.query(`DROP INDEX IF EXISTS ${indexOf(executions, index)}`);
-      await queryRunner.query(
-        `CREATE INDEX ${quoteIdentifier(index)} ON ${quoteTable(executions)} (${quoteIdentifier(column)}) ` +
-          `WHERE ${quoteIdentifier(column)} IS NOT NULL`,
-      );
+      await queryRunner.query(`${createIndex(executions, index, columns)} WHERE ${where}`);
     }
   }
 
@@ -54,11 +70,9 @@ export class GenevaDriveLeanStepWrites1764400009000 implements MigrationInterfac
     const workflows = await postgresTable(queryRunner, WORKFLOWS_TABLE);
     const executions = await postgresTable(queryRunner, STEP_EXECUTIONS_TABLE);
     if (!workflows || !executions) return;
-    for (const { column, index } of SPARSE_EXECUTION_COLUMNS) {
+    for (const { index, columns } of NARROWED_EXECUTION_INDEXES) {
       await queryRunner.query(`DROP INDEX IF EXISTS ${indexOf(executions, index)}`);
-      await queryRunner.query(
-        `CREATE INDEX ${quoteIdentifier(index)} ON ${quoteTable(executions)} (${quoteIdentifier(column)})`,
-      );
+      await queryRunner.query(createIndex(executions, index, columns));
     }
     await queryRunner.query(`ALTER TABLE ${quoteTable(workflows)} RESET (fillfactor)`);
     await queryRunner.query(
@@ -77,6 +91,15 @@ async function postgresTable(
   if (migrationDialectOf(queryRunner) !== 'postgres') return null;
   const table = await queryRunner.getTable(tableName);
   return table ? { schema: table.schema, tableName } : null;
+}
+
+/** `CREATE INDEX name ON table (columns)`. */
+function createIndex(
+  table: { schema?: string; tableName: string },
+  name: string,
+  columns: readonly string[],
+): string {
+  return `CREATE INDEX ${quoteIdentifier(name)} ON ${quoteTable(table)} (${columns.map((column) => quoteIdentifier(column)).join(', ')})`;
 }
 
 /** An index of `table`, qualified by the table's schema (an index lives in its table's schema). */

@@ -450,11 +450,12 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
   if (postgres) {
     const partial = await ds.query<unknown[]>(
       `SELECT 1 FROM pg_indexes WHERE schemaname = COALESCE($1::text, current_schema())
-          AND indexname IN ($2, $3) AND indexdef LIKE '% WHERE %'`,
+          AND indexname IN ($2, $3, $4) AND indexdef LIKE '% WHERE %'`,
       [
         (ds.options as { schema?: string }).schema ?? null,
         INDEX_NAMES.stepExecutionsContinuesFrom,
         INDEX_NAMES.stepExecutionsSignal,
+        INDEX_NAMES.stepExecutionsScheduled,
       ],
     );
     expect(partial).toEqual([]);
@@ -625,7 +626,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     expect(await workflowsFillfactor(ds)).toBe(WORKFLOWS_FILLFACTOR);
   });
 
-  it('indexes the sparse execution columns only where they are set', async () => {
+  it('indexes the executions a lookup can ask for only: sparse columns where set, scheduled ones', async () => {
     const definitions = await ds.query<Array<{ name: string; definition: string }>>(
       `SELECT indexname AS name, indexdef AS definition FROM pg_indexes
         WHERE schemaname = $1 AND tablename = 'geneva_drive_step_executions'`,
@@ -637,6 +638,9 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     );
     expect(def(INDEX_NAMES.stepExecutionsSignal)).toMatch(
       /\(signal_id\) WHERE \(signal_id IS NOT NULL\)$/,
+    );
+    expect(def(INDEX_NAMES.stepExecutionsScheduled)).toMatch(
+      /\(state, scheduled_for\) WHERE \(\(state\)::text = 'scheduled'::text\)$/,
     );
   });
 
