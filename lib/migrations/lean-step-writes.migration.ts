@@ -7,6 +7,16 @@ import { INDEX_NAMES, STEP_EXECUTIONS_TABLE, WORKFLOWS_TABLE } from './migration
 export const WORKFLOWS_FILLFACTOR = 85;
 
 /**
+ * Workflow indexes whose every lookup another index serves as well: `(state)` leads
+ * `(state, created_at, id)`, and `(hero_id)` finds a hero's workflows (a hero id matches few
+ * rows). Each cost an entry at every INSERT and at every UPDATE that changes the state.
+ */
+const REDUNDANT_WORKFLOW_INDEXES = [
+  { index: INDEX_NAMES.workflowsState, columns: ['state'] },
+  { index: INDEX_NAMES.workflowsHero, columns: ['hero_type', 'hero_id'] },
+] as const;
+
+/**
  * Step-execution indexes that become partial: each keeps its name and columns, and holds only the
  * rows its lookups ask for (`where`), which every lookup's condition implies.
  */
@@ -37,7 +47,8 @@ const NARROWED_EXECUTION_INDEXES = [
  *   changes and its page has room. The dashboard's step-filter index `(COALESCE(current_step_name,
  *   next_step_name), created_at, id)` changed at every step, so it goes (the step filter reads the
  *   newest-first list until its page is full, as on MariaDB, MySQL and SQLite; README "The step
- *   filter and PostgreSQL's in-place updates"), and new pages of the table keep 15% free.
+ *   filter and PostgreSQL's in-place updates"), and new pages of the table keep 15% free. Two
+ *   workflow indexes other indexes stand in for go too.
  * - Three step-execution indexes become partial, so a step's INSERT of the next execution
  *   (`in_progress`) and its UPDATE finishing the current one write no entry into them: those on
  *   `continues_from_id` and `signal_id` (`IS NOT NULL`: null on every execution but a resumable
@@ -57,6 +68,8 @@ export class GenevaDriveLeanStepWrites1764400009000 implements MigrationInterfac
     await queryRunner.query(
       `DROP INDEX IF EXISTS ${indexOf(workflows, INDEX_NAMES.workflowsStepCreated)}`,
     );
+    for (const { index } of REDUNDANT_WORKFLOW_INDEXES)
+      await queryRunner.query(`DROP INDEX IF EXISTS ${indexOf(workflows, index)}`);
     await queryRunner.query(
       `ALTER TABLE ${quoteTable(workflows)} SET (fillfactor = ${WORKFLOWS_FILLFACTOR})`,
     );
@@ -75,6 +88,10 @@ export class GenevaDriveLeanStepWrites1764400009000 implements MigrationInterfac
       await queryRunner.query(createIndex(executions, index, columns));
     }
     await queryRunner.query(`ALTER TABLE ${quoteTable(workflows)} RESET (fillfactor)`);
+    for (const { index, columns } of REDUNDANT_WORKFLOW_INDEXES) {
+      await queryRunner.query(`DROP INDEX IF EXISTS ${indexOf(workflows, index)}`);
+      await queryRunner.query(createIndex(workflows, index, columns));
+    }
     await queryRunner.query(
       `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(INDEX_NAMES.workflowsStepCreated)} ON ${quoteTable(workflows)} ` +
         `((COALESCE(${quoteIdentifier('current_step_name')}, ${quoteIdentifier('next_step_name')})), ` +
