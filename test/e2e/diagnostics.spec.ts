@@ -110,16 +110,21 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
     const lines: string[] = [];
     const record = (message: unknown) => lines.push(String(message));
     harness.app.useLogger({ log: record, warn: record, error: record });
+    // Paused, so the first workflow is still ongoing at the second start (its two steps can
+    // otherwise finish in between: seen on SQLite in CI).
+    await harness.queue().pause();
     try {
       const workflow = await harness.service.start(DiagnosticsWorkflow, { hero: order });
       await expect(
         harness.service.start(DiagnosticsWorkflow, { hero: order }),
       ).rejects.toBeInstanceOf(WorkflowAlreadyOngoingError);
+      await harness.queue().resume();
       await settled(workflow, 'finished', 6);
       expect(lines.filter((line) => line.includes('created workflow'))).toEqual([
         `DiagnosticsWorkflow id=${workflow.id}: created workflow with 2 step(s) defined`,
       ]);
     } finally {
+      await harness.queue().resume();
       harness.app.useLogger(false);
     }
   });
