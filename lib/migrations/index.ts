@@ -27,7 +27,7 @@ export {
  * The library's TypeORM migrations, in order: base schema, resumable-step columns, signals, the
  * NO PAD collation of the text columns on MariaDB/MySQL, the JSON columns as text on MariaDB (both
  * no-ops elsewhere), signal wait timeouts and retention, the workflow context, the dashboard's
- * list indexes, the dashboard's hero-id and step-filter indexes, in-place workflow updates on
+ * list indexes, the dashboard's hero-id and step-filter indexes, fewer index writes per step on
  * PostgreSQL (the step-filter index dropped again).
  * Add them to your DataSource `migrations` (beside your own) and run them.
  */
