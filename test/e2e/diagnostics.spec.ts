@@ -110,21 +110,23 @@ describe('diagnostics channels and tagged logging (PostgreSQL + BullMQ)', () => 
     const lines: string[] = [];
     const record = (message: unknown) => lines.push(String(message));
     harness.app.useLogger({ log: record, warn: record, error: record });
-    // Paused, so the first workflow is still ongoing at the second start (its two steps can
-    // otherwise finish in between: seen on SQLite in CI).
-    await harness.queue().pause();
+    // Its first step waits, so the first workflow is still ongoing at the second start (its two
+    // steps can otherwise finish in between: seen on SQLite in CI).
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    script.plan(order, { first: () => held });
     try {
       const workflow = await harness.service.start(DiagnosticsWorkflow, { hero: order });
       await expect(
         harness.service.start(DiagnosticsWorkflow, { hero: order }),
       ).rejects.toBeInstanceOf(WorkflowAlreadyOngoingError);
-      await harness.queue().resume();
+      release();
       await settled(workflow, 'finished', 6);
       expect(lines.filter((line) => line.includes('created workflow'))).toEqual([
         `DiagnosticsWorkflow id=${workflow.id}: created workflow with 2 step(s) defined`,
       ]);
     } finally {
-      await harness.queue().resume();
+      release();
       harness.app.useLogger(false);
     }
   });
