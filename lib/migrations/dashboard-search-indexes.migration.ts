@@ -37,11 +37,7 @@ export class GenevaDriveDashboardSearchIndexes1764400008000 implements Migration
     if (dialect !== 'postgres') return;
     const table = await workflowsTable(queryRunner);
     if (!table) throw new Error(`Table ${WORKFLOWS_TABLE} does not exist`);
-    // TypeORM's TableIndex takes columns only: the expression index is plain SQL.
-    await queryRunner.query(
-      `CREATE INDEX IF NOT EXISTS ${q(INDEX_NAMES.workflowsStepCreated)} ON ${quoteTable(table)} ` +
-        `((COALESCE(${q('current_step_name')}, ${q('next_step_name')})), ${q('created_at')}, ${q('id')})`,
-    );
+    await queryRunner.query(createStepFilterIndexSql(table));
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
@@ -59,6 +55,18 @@ export class GenevaDriveDashboardSearchIndexes1764400008000 implements Migration
     ]);
     await dropIndicesIfExist(queryRunner, WORKFLOWS_TABLE, [INDEX_NAMES.workflowsHeroId]);
   }
+}
+
+/**
+ * PostgreSQL: the step filter's expression index on `table` (TypeORM's TableIndex takes columns
+ * only, so it is plain SQL), if it does not exist. Also what undoing the lean-writes migration
+ * restores.
+ */
+export function createStepFilterIndexSql(table: { schema?: string; tableName: string }): string {
+  return (
+    `CREATE INDEX IF NOT EXISTS ${q(INDEX_NAMES.workflowsStepCreated)} ON ${quoteTable(table)} ` +
+    `((COALESCE(${q('current_step_name')}, ${q('next_step_name')})), ${q('created_at')}, ${q('id')})`
+  );
 }
 
 /** PostgreSQL names in the migration's plain SQL. */

@@ -1,6 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { quoteIdentifier, quoteTable } from '../adapters/sql-identifiers';
 import { migrationDialectOf } from './column-types';
+import { createStepFilterIndexSql } from './dashboard-search-indexes.migration';
 import { INDEX_NAMES, STEP_EXECUTIONS_TABLE, WORKFLOWS_TABLE } from './migration.constants';
 
 /** Free space left in each new page of the workflows table, in percent. */
@@ -92,11 +93,7 @@ export class GenevaDriveLeanStepWrites1764400009000 implements MigrationInterfac
       await queryRunner.query(`DROP INDEX IF EXISTS ${indexOf(workflows, index)}`);
       await queryRunner.query(createIndex(workflows, index, columns));
     }
-    await queryRunner.query(
-      `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(INDEX_NAMES.workflowsStepCreated)} ON ${quoteTable(workflows)} ` +
-        `((COALESCE(${quoteIdentifier('current_step_name')}, ${quoteIdentifier('next_step_name')})), ` +
-        `${quoteIdentifier('created_at')}, ${quoteIdentifier('id')})`,
-    );
+    await queryRunner.query(createStepFilterIndexSql(workflows));
   }
 }
 
