@@ -5,6 +5,7 @@ import { GenevaDriveDashboardSearchIndexes1764400008000 } from './dashboard-sear
 import { GenevaDriveLeanStepWrites1764400009000 } from './lean-step-writes.migration';
 import { GenevaDriveMariaDbJsonText1764400004000 } from './mariadb-json-text.migration';
 import { GenevaDriveNoPadCollation1764400003000 } from './no-pad-collation.migration';
+import { GenevaDrivePendingExecutionsIndex1764400010000 } from './pending-executions-index.migration';
 import { GenevaDriveResumableSteps1764400001000 } from './resumable-steps.migration';
 import { GenevaDriveSignalTimeouts1764400005000 } from './signal-timeouts.migration';
 import { GenevaDriveSignals1764400002000 } from './signals.migration';
@@ -21,6 +22,7 @@ export {
   GenevaDriveDashboardIndexes1764400007000,
   GenevaDriveDashboardSearchIndexes1764400008000,
   GenevaDriveLeanStepWrites1764400009000,
+  GenevaDrivePendingExecutionsIndex1764400010000,
 };
 
 /**
@@ -28,7 +30,8 @@ export {
  * NO PAD collation of the text columns on MariaDB/MySQL, the JSON columns as text on MariaDB (both
  * no-ops elsewhere), signal wait timeouts and retention, the workflow context, the dashboard's
  * list indexes, the dashboard's hero-id and step-filter indexes, fewer index writes per step on
- * PostgreSQL (the step-filter index dropped again).
+ * PostgreSQL (the step-filter index dropped again), an index of each workflow's pending executions on
+ * PostgreSQL.
  * Add them to your DataSource `migrations` (beside your own) and run them.
  */
 export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -42,4 +45,5 @@ export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
   GenevaDriveDashboardIndexes1764400007000,
   GenevaDriveDashboardSearchIndexes1764400008000,
   GenevaDriveLeanStepWrites1764400009000,
+  GenevaDrivePendingExecutionsIndex1764400010000,
 ];

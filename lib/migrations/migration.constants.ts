@@ -33,6 +33,7 @@ export const INDEX_NAMES = {
   workflowsHeroId: 'index_geneva_drive_workflows_on_hero_id',
   workflowsStepCreated: 'index_geneva_drive_workflows_step_created',
   stepExecutionsWaitingSince: 'index_geneva_drive_step_executions_waiting_since',
+  stepExecutionsPending: 'index_geneva_drive_step_executions_pending',
 } as const;
 
 /** Foreign key names (PostgreSQL and SQLite; MariaDB has none, SPEC §15.8). */

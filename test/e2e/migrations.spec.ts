@@ -415,7 +415,7 @@ function describeConstraints(
   });
 }
 
-/** Undoes the ten migrations one by one, checking what each leaves behind, then re-applies them. */
+/** Undoes the eleven migrations one by one, checking what each leaves behind, then re-applies them. */
 async function undoAllAndRedo(ds: DataSource): Promise<void> {
   const has = (table: string, column?: string): Promise<boolean> =>
     withQueryRunner(ds, (qr) => (column ? qr.hasColumn(table, column) : qr.hasTable(table)));
@@ -431,6 +431,8 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
     return (await ds.query<Array<{ name: string }>>(sql, parameters)).map((row) => row.name);
   };
 
+  const executionIndexes = (): Promise<string[]> => indexNames(ds, 'geneva_drive_step_executions');
+
   const postgres = ds.options.type === 'postgres';
   expect(await workflowIndexes()).toEqual(
     expect.arrayContaining([
@@ -441,6 +443,14 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
   );
   expect(await workflowIndexes()).not.toContain(INDEX_NAMES.workflowsStepCreated);
   expect(await workflowsFillfactor(ds)).toBe(postgres ? WORKFLOWS_FILLFACTOR : null);
+
+  // Undoing the pending-executions migration drops its index (PostgreSQL's alone).
+  expect(await executionIndexes()).toContain(
+    postgres ? INDEX_NAMES.stepExecutionsPending : INDEX_NAMES.stepExecutionsWorkflowState,
+  );
+  await ds.undoLastMigration();
+  expect(await executionIndexes()).not.toContain(INDEX_NAMES.stepExecutionsPending);
+  expect(await executionIndexes()).toContain(INDEX_NAMES.stepExecutionsWorkflowState);
 
   // Undoing the lean-writes migration brings back the step index (an expression index,
   // PostgreSQL's alone) and the two redundant ones, the default fill factor and the full
@@ -513,9 +523,10 @@ async function undoAllAndRedo(ds: DataSource): Promise<void> {
 }
 
 describe('GENEVA_DRIVE_MIGRATIONS', () => {
-  it('are ten TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context, dashboard indexes, dashboard search indexes, lean step writes', () => {
+  it('are eleven TypeORM-valid classes in order base, resumable, signals, NO PAD collation, JSON text, signal timeouts, workflow context, dashboard indexes, dashboard search indexes, lean step writes, pending executions index', () => {
     const names = GENEVA_DRIVE_MIGRATIONS.map((Migration) => new Migration().name ?? '');
-    expect(names).toHaveLength(10);
+    expect(names).toHaveLength(11);
+    expect(names[10]).toBe('GenevaDrivePendingExecutionsIndex1764400010000');
     expect(names[9]).toBe('GenevaDriveLeanStepWrites1764400009000');
     expect(names[8]).toMatch(/^GenevaDriveDashboardSearchIndexes\d{13}$/);
     expect(names[7]).toMatch(/^GenevaDriveDashboardIndexes\d{13}$/);
@@ -648,6 +659,9 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     expect(def(INDEX_NAMES.stepExecutionsScheduled)).toMatch(
       /\(state, scheduled_for\) WHERE \(\(state\)::text = 'scheduled'::text\)$/,
     );
+    expect(def(INDEX_NAMES.stepExecutionsPending)).toMatch(
+      /\(workflow_id, created_at, id\) WHERE \(\(state\)::text = ANY \(.*'scheduled'.*'waiting'.*\)\)$/,
+    );
   });
 
   it('uses the per-driver column types of SPEC §15.5', async () => {
@@ -717,7 +731,7 @@ describeOn('postgres')('migrations on PostgreSQL (own schema)', () => {
     });
   });
 
-  it('undoes all ten migrations and applies them again', async () => {
+  it('undoes all eleven migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const leftovers = await ds.query<Array<{ indexname: string }>>(
       `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'index_geneva_drive_%'`,
@@ -821,7 +835,7 @@ describeOn('postgres')('migrations on PostgreSQL (odd schema name: spaces, backt
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'index_geneva_drive_%'`,
       [schema],
     );
-    expect(indexes).toHaveLength(18);
+    expect(indexes).toHaveLength(19);
     expect(
       indexes.find((row) => row.indexname === 'index_geneva_drive_workflows_unique_ongoing')
         ?.indexdef,
@@ -1120,7 +1134,7 @@ describeOn('mariadb')('migrations on MariaDB (own database)', () => {
     );
   });
 
-  it('undoes all ten migrations and applies them again', async () => {
+  it('undoes all eleven migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const tables = await ds.query<Array<{ name: string }>>(
       'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
@@ -1364,7 +1378,7 @@ describe('migrations on SQLite (better-sqlite3, in memory)', () => {
 
   describeConstraints(() => ds, { foreignKeys: true });
 
-  it('undoes all ten migrations and applies them again', async () => {
+  it('undoes all eleven migrations and applies them again', async () => {
     await undoAllAndRedo(ds);
     const rows = await ds.query<Array<{ name: string }>>(
       `SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'index_geneva_drive_%'`,
