@@ -33,6 +33,7 @@ import {
   STATEMENT_NAME,
   type HeldStatement,
 } from './support/pg-statements';
+import { untilLockWaitOn } from './support/lock-wait';
 import { placeholdersOf, splitStatements } from './support/sql-text';
 import { nextJobId } from '../../lib/queue/job-id';
 import { testTransport } from './support/transport';
@@ -124,22 +125,6 @@ function shapeOf(statement: string): string {
     .sort((a, b) => a.at - b.at)[0]?.name;
   const lock = /\bFOR UPDATE\s*$/.test(statement) ? 'FOR UPDATE' : null;
   return [verb, table, lock].filter((part) => part).join(' ');
-}
-
-/**
- * Resolves once a backend of the server waits for a lock `pid` holds: PostgreSQL reports a lock
- * wait only in its activity view, so the view is read until it shows one (at most 5 s).
- */
-async function untilLockWaitOn(observer: DataSource, pid: number): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const rows = await observer.query<Array<{ n: number }>>(
-      'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))',
-      [pid],
-    );
-    if (rows[0].n > 0) return;
-    if (Date.now() > deadline) throw new Error(`No backend waited for a lock of backend ${pid}.`);
-  }
 }
 
 /** A list of state names the library writes as literals (`StateLiterals`): not a value. */
@@ -735,25 +720,28 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
         return runs;
       }
 
+      /** The fence (its subqueries lock the rows) names the workflows table first. */
       const FENCED = [
         'BEGIN',
-        'SELECT geneva_drive_workflows FOR UPDATE',
-        'SELECT geneva_drive_step_executions FOR UPDATE',
         'SELECT geneva_drive_workflows',
         'UPDATE geneva_drive_step_executions',
         'COMMIT',
       ];
 
-      it('rows as left: one message (the locks, the fence, the fenced write, COMMIT), and the write lands', async () => {
+      it('rows as left: one message (the fence taking the locks, the fenced write, COMMIT), and the write lands', async () => {
         const left = await runningStep();
 
         const mark = bench.sent.mark();
         expect(await complete(left)).toEqual(['guessed']);
 
         expect(bench.sent.shapes(mark)).toEqual([FENCED]);
-        const [fence, write] = bench.sent.statements(mark)[0].slice(3, 5);
+        const [fence, write] = bench.sent.statements(mark)[0].slice(1, 3);
         expect(fence).toMatch(
           /^SELECT set_config\(\$\d+, CASE WHEN .* THEN \$\d+ ELSE \$\d+ END, true\) AS "fence"$/,
+        );
+        // The workflow's lock first, then the execution's, each inside the check of its row.
+        expect(fence).toMatch(
+          /^SELECT set_config\(\$\d+, CASE WHEN EXISTS \(SELECT 1 FROM \S*"geneva_drive_workflows" WHERE [^)]* FOR UPDATE\) AND EXISTS \(SELECT 1 FROM \S*"geneva_drive_step_executions" WHERE [^)]* FOR UPDATE\) THEN /,
         );
         expect(write).toMatch(/ AND current_setting\(\$\d+, true\) = \$\d+$/);
         expect(await bench.execution(left.execution.id)).toMatchObject({

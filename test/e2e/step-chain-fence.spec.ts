@@ -1,5 +1,6 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import {
   GENEVA_DRIVE_DIAGNOSTICS_CHANNELS,
   InvalidStateError,
@@ -10,11 +11,13 @@ import {
   type IterableStep,
   type StepContext,
 } from '../../lib';
+import { WorkflowEntity } from '../../lib/entities/workflow.entity';
 import { DiagnosticsRecorder } from './support/diagnostics-recorder';
 import { Order } from '../fixtures/order.entity';
 import { describeIf } from './support/describe-if';
+import { untilLockWaitOn } from './support/lock-wait';
 import { EngineHarness } from './support/engine-harness';
-import { testDatabase } from './support/database';
+import { postgresConnection, testDatabase } from './support/database';
 import { isFence, recordMessages, transactionsOf } from './support/sql-messages';
 import { testTransport } from './support/transport';
 
@@ -178,6 +181,53 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
         'first:completed/success',
         'second:canceled/canceled',
       ]);
+    });
+
+    // The fence locks the rows first and reads the hero only once the locks are held. Checked in
+    // the locking statement itself, the hero would be seen as it was before the wait: the fence
+    // would hold, and the next step would run without its hero.
+    it('waits for the workflow lock, then reads the hero: one deleted by the lock holder breaks the fence', async () => {
+      // A gate on connections of its own: one holds the lock, the other watches for the wait.
+      const own = await new DataSource({ ...postgresConnection, extra: { max: 2 } }).initialize();
+      const gate = own.createQueryRunner();
+      try {
+        const workflows = harness.dataSource.getMetadata(WorkflowEntity).tablePath;
+        const heroes = harness.dataSource.getMetadata(Order).tablePath;
+        let holding!: (pid: number) => void;
+        const held = new Promise<number>((resolve) => (holding = resolve));
+        body.run = async (ctx) => {
+          await gate.startTransaction();
+          await gate.query(`SELECT 1 FROM ${workflows} WHERE id = $1 FOR UPDATE`, [
+            ctx.workflow.id,
+          ]);
+          const [{ pid }] = (await gate.query('SELECT pg_backend_pid() AS pid')) as Array<{
+            pid: number;
+          }>;
+          holding(pid);
+        };
+        const hero = await newOrder();
+        const workflow = await harness.service.start(FenceWorkflow, { hero });
+        const mark = messages.length;
+        await untilLockWaitOn(own, await held);
+        await gate.query(`DELETE FROM ${heroes} WHERE id = $1`, [hero.id]);
+        await gate.commitTransaction();
+        await harness.waitForWorkflow(
+          workflow.id,
+          async (row) => row.state === 'canceled' && (await steps(row.id)).length === 2,
+        );
+        expect(await steps(workflow.id)).toEqual([
+          'first:completed/success',
+          'second:canceled/canceled',
+        ]);
+        // The finalize that waited guessed, and ran again reading first.
+        const { fenced, rerun } = finalizeOfFirst(messages.slice(mark));
+        expect(fenced).toBeDefined();
+        expect(rerun?.some(isFence)).toBe(false);
+      } finally {
+        if (gate.isTransactionActive) await gate.rollbackTransaction();
+        await gate.release();
+        await own.destroy();
+      }
     });
 
     // Removing the fence (every fenced write landing) fails this: a finalize that guessed

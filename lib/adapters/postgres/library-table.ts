@@ -211,14 +211,18 @@ export class LibraryTable<E extends object> {
 
   /**
    * `EXISTS (SELECT 1 FROM … WHERE …)` over `criteria` (by property, each equal), its placeholders
-   * numbered from `$placeholdersBefore + 1`: a condition of a fence.
+   * numbered from `$placeholdersBefore + 1`: a condition of a fence. With `lock`, the row found is
+   * locked (`FOR UPDATE`); a row another transaction changed is checked again as it committed.
    */
   existsWhere(
     criteria: Record<string, unknown>,
     placeholdersBefore: number,
+    lock = false,
   ): { sql: string; values: Array<string | null> } {
     const conditions = Object.keys(criteria).map((property) => this.column(property));
-    const shape = `E ${conditions.map((column) => column.property).join(' ')} ${placeholdersBefore}`;
+    const shape =
+      `E${lock ? 'L' : ''} ${conditions.map((column) => column.property).join(' ')} ` +
+      `${placeholdersBefore}`;
     const sql = this.text(
       shape,
       () =>
@@ -226,7 +230,7 @@ export class LibraryTable<E extends object> {
         conditions
           .map((column, index) => `${column.quoted} = $${placeholdersBefore + index + 1}`)
           .join(' AND ') +
-        ')',
+        `${lock ? ' FOR UPDATE' : ''})`,
     );
     return {
       sql,
@@ -360,9 +364,7 @@ export class LibraryTable<E extends object> {
     if (this.present?.features !== features)
       this.present = {
         features,
-        columns: this.allColumns.filter((column) =>
-          isColumnPresent(features, column.databaseName),
-        ),
+        columns: this.allColumns.filter((column) => isColumnPresent(features, column.databaseName)),
       };
     return this.present.columns;
   }

@@ -53,12 +53,27 @@ type PendingWrite =
       changes: Record<string, unknown>;
     };
 
-/** The reads and the fence of a transaction that guessed its rows (see `PostgresQueryBatch.guess`). */
+/** Conditions of a fence: SQL over placeholders from `$1`, and their values in order. */
+export interface FenceConditions {
+  sql: string;
+  values: ReadonlyArray<string | null>;
+}
+
+/** What a guessing transaction checks once its locks are held (see `PostgresQueryBatch.guess`). */
+export interface AfterLocks {
+  /** A read whose rows the caller keeps; the fence holds only if it finds a row. */
+  read: BoundStatement | null;
+  /** Conditions over placeholders numbered after the read's. */
+  conditions: FenceConditions | null;
+}
+
+/** The fence statements of a transaction that guessed its rows (see `PostgresQueryBatch.guess`). */
 interface Guess {
-  reads: readonly BoundStatement[];
-  fence: BoundStatement;
+  statements: readonly BoundStatement[];
+  /** Whether the last statement carries the `AfterLocks` read. */
+  withRead: boolean;
   token: string;
-  /** The reads' results, once their message ran. */
+  /** The fence statements' results, once their message ran. */
   results: StatementResult[] | null;
   /** Whether the fence held, once its message ran. */
   held: boolean | null;
@@ -97,32 +112,35 @@ export class PostgresQueryBatch {
 
   /**
    * Saves the round trip of a transaction that locks rows only to confirm what its caller already
-   * knows (a step chain finalizing the step it just started): `reads` (the locks) go with the
-   * first message, then a fence that sets the transaction-local `geneva_drive.step_fence` to
-   * `token` only where `conditions` (placeholders from `$1`, values `values`) hold after the locks,
-   * and every write of this transaction is fenced by it (`LibraryTable`: `… AND
-   * current_setting(…) = token`). Held, the writes are exactly those of a transaction that read
-   * first; broken, none lands and the commit commits nothing (`fenceHeld` is then false: the
-   * caller runs the work again, reading first). False when this transaction cannot guess: it
-   * sent something already, holds writes, or is the run after a broken fence.
+   * knows (a step chain finalizing the step it just started). Its first message carries a fence:
+   * a statement that locks the rows and checks them (`locking`: `EXISTS (… FOR UPDATE)`
+   * conditions, placeholders from `$1`) and sets the transaction-local
+   * `geneva_drive.step_fence` to `token` only where they hold; with `afterLocks`, a second
+   * statement, run once the locks are held, that moves the setting on to `token` only where its
+   * read finds a row and its conditions hold too. Every write of this transaction is fenced by it
+   * (`LibraryTable`: `… AND current_setting(…) = token`). Held, the writes are exactly those of a
+   * transaction that read first; broken, none lands and the commit commits nothing (`fenceHeld`
+   * is then false: the caller runs the work again, reading first). False when this transaction
+   * cannot guess: it sent something already, holds writes, or is the run after a broken fence.
    */
-  guess(
-    reads: readonly BoundStatement[],
-    conditions: { sql: string; values: ReadonlyArray<string | null> },
-    token: string,
-  ): boolean {
+  guess(locking: FenceConditions, afterLocks: AfterLocks | null, token: string): boolean {
     if (!this.mayGuess || !this.opening || this.writes.length > 0 || this.pendingGuess)
       return false;
-    // The setting's name, the token and the empty string are bound too: no quote in the text.
-    const slot = conditions.values.length;
-    this.pendingGuess = {
-      reads,
-      fence: {
+    // The setting's name, the tokens and the empty string are bound too: no quote in the text.
+    const lockedToken = afterLocks ? `${token} locked` : token;
+    const slot = locking.values.length;
+    const statements: BoundStatement[] = [
+      {
         text:
-          `SELECT set_config($${slot + 1}, CASE WHEN ${conditions.sql} ` +
+          `SELECT set_config($${slot + 1}, CASE WHEN ${locking.sql} ` +
           `THEN $${slot + 2} ELSE $${slot + 3} END, true) AS "fence"`,
-        values: [...conditions.values, STEP_FENCE_SETTING, token, ''],
+        values: [...locking.values, STEP_FENCE_SETTING, lockedToken, ''],
       },
+    ];
+    if (afterLocks) statements.push(confirmationOf(afterLocks, lockedToken, token));
+    this.pendingGuess = {
+      statements,
+      withRead: afterLocks?.read != null,
       token,
       results: null,
       held: null,
@@ -135,9 +153,10 @@ export class PostgresQueryBatch {
     return this.pendingGuess !== null;
   }
 
-  /** The results of the guess's reads, once their message ran (else null). */
-  get guessReads(): readonly StatementResult[] | null {
-    return this.pendingGuess?.results ?? null;
+  /** The result of the guess's `AfterLocks` read, once its message ran (else null). */
+  get guessRead(): StatementResult | null {
+    const guess = this.pendingGuess;
+    return guess?.withRead ? (guess.results?.at(-1) ?? null) : null;
   }
 
   /** Null without a guess or before its message; else whether its fence held. */
@@ -271,7 +290,7 @@ export class PostgresQueryBatch {
     const message: BoundStatement[] = [];
     const guess = this.opening ? this.pendingGuess : null;
     if (this.opening) message.push(this.opening);
-    if (guess) message.push(...guess.reads, guess.fence);
+    if (guess) message.push(...guess.statements);
     const fenceToken = this.pendingGuess?.token;
     if (withWrites)
       for (const write of this.writes.splice(0))
@@ -286,11 +305,11 @@ export class PostgresQueryBatch {
     const results = await this.run(message);
     if (!guess) return results;
     const start = 1; // after the opening
-    const end = start + guess.reads.length;
+    const end = start + guess.statements.length;
     guess.results = results.slice(start, end);
-    guess.held = results[end]?.rows[0]?.fence === guess.token;
+    guess.held = results[end - 1]?.rows[0]?.fence === guess.token;
     // The caller's own statements' results come last, as without a guess.
-    return [results[0], ...results.slice(end + 1)];
+    return [results[0], ...results.slice(end)];
   }
 
   /**
@@ -309,4 +328,37 @@ export class PostgresQueryBatch {
       throw new QueryFailedError(text, values, error as Error);
     }
   }
+}
+
+/**
+ * The fence's second statement: moves the setting from `lockedToken` to `token` where the read
+ * finds a row (the set_config runs once per row it returns) and the conditions hold. It runs after
+ * the locking statement, so it reads what committed before the locks were granted.
+ */
+function confirmationOf(
+  { read, conditions }: AfterLocks,
+  lockedToken: string,
+  token: string,
+): BoundStatement {
+  const before = (read?.values.length ?? 0) + (conditions?.values.length ?? 0);
+  const checkSql =
+    `current_setting($${before + 1}, true) = $${before + 2}` +
+    (conditions ? ` AND ${conditions.sql}` : '');
+  const setFenceSql = `set_config($${before + 1}, CASE WHEN ${checkSql} THEN $${before + 3} ELSE $${before + 4} END, true) AS "fence"`;
+  // The read's own statement (a query builder's, its values bound), as a derived table.
+  const readSql = read?.text ?? null;
+  return {
+    text:
+      readSql !== null
+        ? `SELECT "read".*, ${setFenceSql} FROM (${readSql}) AS "read"`
+        : `SELECT ${setFenceSql}`,
+    values: [
+      ...(read?.values ?? []),
+      ...(conditions?.values ?? []),
+      STEP_FENCE_SETTING,
+      lockedToken,
+      token,
+      '',
+    ],
+  };
 }

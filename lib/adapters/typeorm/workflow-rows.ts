@@ -153,13 +153,13 @@ export class WorkflowRows {
 
   /**
    * `lockRows` without waiting for the read, for a transaction that expects the rows exactly as
-   * this process left them at its last commit (`left`): resolves copies of `left` at once, and the
-   * locks, the hero's read and a fence go with the transaction's first message
-   * (`PostgresQueryBatch.guess`). The fence holds when, once locked, the workflow and the
-   * execution still have the state and `updated_at` of `left` (every write of a library row sets
-   * `updated_at`, so another writer shows) and the hero's row and `left.signal` are still there. The hero read is
-   * kept on the unit of work as `left`'s hero until the commit; `heroAfterCommit` then gives the
-   * row read under the locks. Null where the transaction cannot guess (not batched, or not its
+   * this process left them at its last commit (`left`): resolves copies of `left` at once, and a
+   * fence goes with the transaction's first message (`PostgresQueryBatch.guess`). It locks the
+   * workflow, then the execution, each only while it still has the state and `updated_at` of
+   * `left` (every write of a library row sets `updated_at`, so another writer shows); once both
+   * are held, it reads the hero and checks that its row and `left.signal` are still there. The hero
+   * read is kept on the unit of work as `left`'s hero until the commit; `heroAfterCommit` then gives
+   * the row read under the locks. Null where the transaction cannot guess (not batched, or not its
    * first statement, or the run after a broken fence).
    */
   lockRowsAsLeft(
@@ -169,51 +169,33 @@ export class WorkflowRows {
   ): GuessedStepRows | null {
     if (!uow.batch) return null;
     const { workflows, executions, signals } = uow.batch.tables;
-    const heroRead = hero ? hero.reader.statement(hero.heroId) : null;
-    const heroValues = (heroRead?.values ?? []) as Array<string | null>;
     const workflowSeen = workflows.existsWhere(
       { id: left.workflow.id, state: left.workflow.state, updatedAt: left.workflow.updatedAt },
-      heroValues.length,
+      0,
+      true,
     );
     const executionSeen = executions.existsWhere(
       { id: left.execution.id, state: left.execution.state, updatedAt: left.execution.updatedAt },
-      heroValues.length + workflowSeen.values.length,
+      workflowSeen.values.length,
+      true,
     );
+    const heroRead = hero ? hero.reader.statement(hero.heroId) : null;
     const signalSeen = left.signal
-      ? signals.existsWhere(
-          { id: left.signal.id },
-          heroValues.length + workflowSeen.values.length + executionSeen.values.length,
-        )
+      ? signals.existsWhere({ id: left.signal.id }, heroRead?.values.length ?? 0)
       : null;
-    const conditions = {
-      sql: [
-        ...(heroRead ? [`EXISTS (${heroRead.text})`] : []),
-        workflowSeen.sql,
-        executionSeen.sql,
-        ...(signalSeen ? [signalSeen.sql] : []),
-      ].join(' AND '),
-      values: [
-        ...heroValues,
-        ...workflowSeen.values,
-        ...executionSeen.values,
-        ...(signalSeen?.values ?? []),
-      ],
+    const locking = {
+      sql: `${workflowSeen.sql} AND ${executionSeen.sql}`,
+      values: [...workflowSeen.values, ...executionSeen.values],
     };
-    const reads = [
-      workflows.lockById(left.workflow.id),
-      executions.lockById(left.execution.id),
-      ...(heroRead ? [heroRead] : []),
-    ];
-    if (!uow.batch.guess(reads, conditions, left.execution.id)) return null;
+    const afterLocks = heroRead || signalSeen ? { read: heroRead, conditions: signalSeen } : null;
+    if (!uow.batch.guess(locking, afterLocks, left.execution.id)) return null;
     if (hero) uow.keepHeroReadAhead(hero.heroType, hero.heroId, left.hero);
     if (left.signal) uow.keepSignalReadAhead(left.signal.id, copyOf(left.signal));
     const batch = uow.batch;
-    const heroIndex = reads.length - 1;
     return {
       workflow: copyOf(left.workflow),
       execution: copyOf(left.execution),
-      heroAfterCommit: () =>
-        hero ? hero.reader.hydrate(batch.guessReads?.[heroIndex]?.rows ?? []) : null,
+      heroAfterCommit: () => (hero ? hero.reader.hydrate(batch.guessRead?.rows ?? []) : null),
     };
   }
 
