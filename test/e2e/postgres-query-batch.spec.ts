@@ -1128,6 +1128,54 @@ describeIf(onThisRun)('PostgresQueryBatch (PostgreSQL)', () => {
         });
       });
 
+      it('names only the columns a new row sets: the ones it leaves NULL are left out, and read back NULL', async () => {
+        const { harness } = bench;
+        const mark = bench.sent.mark();
+        const workflow = await harness.service.start(ThreeStepWorkflow, {});
+
+        const [, insertWorkflow, , insertExecution] = bench.sent.statements(mark)[0];
+        const columnsOf = (insert: string) =>
+          /^INSERT INTO \S+ \(([^)]*)\)/
+            .exec(insert)![1]
+            .split(', ')
+            .map((quoted) => quoted.replace(/"/g, ''));
+        expect(columnsOf(insertExecution).sort()).toEqual(
+          [
+            'id',
+            'workflow_id',
+            'step_name',
+            'state',
+            'scheduled_for',
+            'job_id',
+            'created_at',
+            'updated_at',
+            // A column with a transformer is always named: its `to()` decides what NULL becomes.
+            'cursor',
+          ].sort(),
+        );
+        // No hero, no metadata: neither is named; `allow_multiple` (a default) and the state are.
+        for (const column of ['hero_type', 'hero_id', 'metadata', 'current_step_name'])
+          expect(columnsOf(insertWorkflow)).not.toContain(column);
+        expect(columnsOf(insertWorkflow)).toEqual(
+          expect.arrayContaining(['state', 'allow_multiple', 'next_step_name']),
+        );
+        expect(await bench.workflow(workflow.id)).toMatchObject({
+          heroType: null,
+          heroId: null,
+          metadata: null,
+          currentStepName: null,
+          allowMultiple: false,
+        });
+        expect(await harness.service.currentExecution(workflow.id)).toMatchObject({
+          outcome: null,
+          startedAt: null,
+          metadata: null,
+          cursor: null,
+          continuesFromId: null,
+          signalId: null,
+        });
+      });
+
       it('refuses a second ongoing workflow for the hero at the COMMIT: WorkflowAlreadyOngoingError, nothing written, nothing enqueued', async () => {
         const { harness, dataSource } = bench;
         const hero = await dataSource.getRepository(Order).save({ status: 'new' });

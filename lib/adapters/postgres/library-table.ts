@@ -67,6 +67,8 @@ interface LibraryColumn {
   quoted: string;
   json: boolean;
   transformer: ValueTransformer | null;
+  /** Nullable, without a default or a transformer: an INSERT that leaves it out stores NULL. */
+  nullByDefault: boolean;
 }
 
 /**
@@ -97,6 +99,11 @@ export class LibraryTable<E extends object> {
       quoted: quoteIdentifier(column.databaseName),
       json: column.type === 'json' || column.type === 'jsonb',
       transformer: singleTransformer(column.transformer),
+      nullByDefault:
+        column.isNullable &&
+        column.default === undefined &&
+        !column.isGenerated &&
+        !column.transformer,
     }));
     this.byProperty = new Map(this.allColumns.map((column) => [column.property, column]));
   }
@@ -163,11 +170,12 @@ export class LibraryTable<E extends object> {
   }
 
   /**
-   * `INSERT` of one row: the properties it sets (undefined ones are left to their default). With
+   * `INSERT` of one row: the properties it sets (undefined ones are left to their default, null
+   * ones to the NULL a column without a default takes: fewer parameters to parse and bind). With
    * `fenceToken`, the row goes in only where the transaction's step fence holds that token.
    */
   insert(row: Record<string, unknown>, fenceToken?: string): BoundStatement {
-    const columns = this.columns().filter((column) => row[column.property] !== undefined);
+    const columns = this.columns().filter((column) => this.written(column, row));
     const fenced = fenceToken !== undefined;
     const shape = `I${fenced ? 'F' : ''} ${columns.map((column) => column.property).join(' ')}`;
     const text = this.text(shape, () => {
@@ -253,7 +261,7 @@ export class LibraryTable<E extends object> {
     values: readonly unknown[],
   ): BoundStatement {
     const columns = this.columns().filter(
-      (column) => row[column.property] !== undefined || column.property in computedSql,
+      (column) => this.written(column, row) || column.property in computedSql,
     );
     const bound = columns.filter((column) => !(column.property in computedSql));
     const { whereSql, fromSql } = clauses(bound.length);
@@ -274,6 +282,12 @@ export class LibraryTable<E extends object> {
       text,
       values: [...bound.map((column) => this.parameter(column, row[column.property])), ...values],
     };
+  }
+
+  /** Whether an INSERT of `row` names `column`: it has a value NULL by default would not give. */
+  private written(column: LibraryColumn, row: Record<string, unknown>): boolean {
+    const value = row[column.property];
+    return value !== undefined && !(value === null && column.nullByDefault);
   }
 
   /** The table's name, quoted (with its schema when it has one). */
