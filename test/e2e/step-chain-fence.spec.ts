@@ -89,6 +89,14 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
      * The messages of `first`'s finalize: fenced, then the next transaction's (when broken, the
      * run that read first). Only transactions count: the harness's polls run between them.
      */
+    /** `first` completed, then `second`'s prepare found no hero and canceled the workflow. */
+    const expectCanceledAtSecond = async (id: string) => {
+      await harness.waitForWorkflow(
+        id,
+        async (row) => row.state === 'canceled' && (await steps(row.id)).length === 2,
+      );
+      expect(await steps(id)).toEqual(['first:completed/success', 'second:canceled/canceled']);
+    };
     const finalizeOfFirst = (sent: string[][]) => {
       const transactions = transactionsOf(sent);
       const fenced = transactions.findIndex((statements) => statements.some(isFence));
@@ -173,14 +181,7 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
         await harness.dataSource.getRepository(Order).delete(ctx.hero.id);
       };
       const workflow = await harness.service.start(FenceWorkflow, { hero: await newOrder() });
-      await harness.waitForWorkflow(
-        workflow.id,
-        async (row) => row.state === 'canceled' && (await steps(row.id)).length === 2,
-      );
-      expect(await steps(workflow.id)).toEqual([
-        'first:completed/success',
-        'second:canceled/canceled',
-      ]);
+      await expectCanceledAtSecond(workflow.id);
     });
 
     // The fence locks the rows first and reads the hero only once the locks are held. Checked in
@@ -206,19 +207,12 @@ describeIf(testDatabase === 'postgres' && testTransport !== 'local')(
           holding(pid);
         };
         const hero = await newOrder();
-        const workflow = await harness.service.start(FenceWorkflow, { hero });
         const mark = messages.length;
+        const workflow = await harness.service.start(FenceWorkflow, { hero });
         await untilLockWaitOn(own, await held);
         await gate.query(`DELETE FROM ${heroes} WHERE id = $1`, [hero.id]);
         await gate.commitTransaction();
-        await harness.waitForWorkflow(
-          workflow.id,
-          async (row) => row.state === 'canceled' && (await steps(row.id)).length === 2,
-        );
-        expect(await steps(workflow.id)).toEqual([
-          'first:completed/success',
-          'second:canceled/canceled',
-        ]);
+        await expectCanceledAtSecond(workflow.id);
         // The finalize that waited guessed, and ran again reading first.
         const { fenced, rerun } = finalizeOfFirst(messages.slice(mark));
         expect(fenced).toBeDefined();
