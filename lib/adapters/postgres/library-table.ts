@@ -119,16 +119,6 @@ export class LibraryTable<E extends object> {
     return { text, values: [id] };
   }
 
-  /** `SELECT id … FOR UPDATE` of one row by id: a lock whose caller needs nothing of the row. */
-  lockById(id: string): BoundStatement {
-    const idColumn = this.column('id').quoted;
-    const text = this.text(
-      'L',
-      () => `SELECT ${idColumn} FROM ${this.quotedTable} WHERE ${idColumn} = $1 FOR UPDATE`,
-    );
-    return { text, values: [id] };
-  }
-
   /**
    * `SELECT` of the rows equal to `criteria` (by property), ordered by `orderBy` ascending
    * (`FOR UPDATE` when `lock`).
