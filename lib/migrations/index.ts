@@ -30,8 +30,8 @@ export {
  * NO PAD collation of the text columns on MariaDB/MySQL, the JSON columns as text on MariaDB (both
  * no-ops elsewhere), signal wait timeouts and retention, the workflow context, the dashboard's
  * list indexes, the dashboard's hero-id and step-filter indexes, fewer index writes per step on
- * PostgreSQL (the step-filter index dropped again), an index of each workflow's pending executions on
- * PostgreSQL.
+ * PostgreSQL (the step-filter index dropped again), and an index of each workflow's pending
+ * executions on PostgreSQL (flat plans for named statements).
  * Add them to your DataSource `migrations` (beside your own) and run them.
  */
 export const GENEVA_DRIVE_MIGRATIONS: Array<new () => MigrationInterface> = [
