@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { quoteIdentifier, quoteTable } from '../adapters/sql-identifiers';
-import { migrationDialectOf } from './column-types';
 import { createStepFilterIndexSql } from './dashboard-search-indexes.migration';
+import { createIndexSql, dropIndexSql, postgresTable } from './postgres-indexes';
 import { INDEX_NAMES, STEP_EXECUTIONS_TABLE, WORKFLOWS_TABLE } from './migration.constants';
 
 /** Free space left in each new page of the workflows table, in percent. */
@@ -66,17 +66,15 @@ export class GenevaDriveLeanStepWrites1764400009000 implements MigrationInterfac
     const workflows = await postgresTable(queryRunner, WORKFLOWS_TABLE);
     const executions = await postgresTable(queryRunner, STEP_EXECUTIONS_TABLE);
     if (!workflows || !executions) return;
-    await queryRunner.query(
-      `DROP INDEX IF EXISTS ${indexOf(workflows, INDEX_NAMES.workflowsStepCreated)}`,
-    );
+    await queryRunner.query(dropIndexSql(workflows, INDEX_NAMES.workflowsStepCreated));
     for (const { index } of REDUNDANT_WORKFLOW_INDEXES)
-      await queryRunner.query(`DROP INDEX IF EXISTS ${indexOf(workflows, index)}`);
+      await queryRunner.query(dropIndexSql(workflows, index));
     await queryRunner.query(
       `ALTER TABLE ${quoteTable(workflows)} SET (fillfactor = ${WORKFLOWS_FILLFACTOR})`,
     );
     for (const { index, columns, where } of NARROWED_EXECUTION_INDEXES) {
-      await queryRunner.query(`DROP INDEX IF EXISTS ${indexOf(executions, index)}`);
-      await queryRunner.query(`${createIndex(executions, index, columns)} WHERE ${where}`);
+      await queryRunner.query(dropIndexSql(executions, index));
+      await queryRunner.query(createIndexSql(executions, index, columns, { whereSql: where }));
     }
   }
 
@@ -85,40 +83,14 @@ export class GenevaDriveLeanStepWrites1764400009000 implements MigrationInterfac
     const executions = await postgresTable(queryRunner, STEP_EXECUTIONS_TABLE);
     if (!workflows || !executions) return;
     for (const { index, columns } of NARROWED_EXECUTION_INDEXES) {
-      await queryRunner.query(`DROP INDEX IF EXISTS ${indexOf(executions, index)}`);
-      await queryRunner.query(createIndex(executions, index, columns));
+      await queryRunner.query(dropIndexSql(executions, index));
+      await queryRunner.query(createIndexSql(executions, index, columns));
     }
     await queryRunner.query(`ALTER TABLE ${quoteTable(workflows)} RESET (fillfactor)`);
     for (const { index, columns } of REDUNDANT_WORKFLOW_INDEXES) {
-      await queryRunner.query(`DROP INDEX IF EXISTS ${indexOf(workflows, index)}`);
-      await queryRunner.query(createIndex(workflows, index, columns));
+      await queryRunner.query(dropIndexSql(workflows, index));
+      await queryRunner.query(createIndexSql(workflows, index, columns));
     }
     await queryRunner.query(createStepFilterIndexSql(workflows));
   }
-}
-
-/** A library table's schema (as TypeORM resolves it) and name, on PostgreSQL when it exists. */
-async function postgresTable(
-  queryRunner: QueryRunner,
-  tableName: string,
-): Promise<{ schema?: string; tableName: string } | null> {
-  if (migrationDialectOf(queryRunner) !== 'postgres') return null;
-  const table = await queryRunner.getTable(tableName);
-  return table ? { schema: table.schema, tableName } : null;
-}
-
-/** `CREATE INDEX name ON table (columns)`. */
-function createIndex(
-  table: { schema?: string; tableName: string },
-  name: string,
-  columns: readonly string[],
-): string {
-  return `CREATE INDEX ${quoteIdentifier(name)} ON ${quoteTable(table)} (${columns.map((column) => quoteIdentifier(column)).join(', ')})`;
-}
-
-/** An index of `table`, qualified by the table's schema (an index lives in its table's schema). */
-function indexOf(table: { schema?: string }, name: string): string {
-  return table.schema
-    ? `${quoteIdentifier(table.schema)}.${quoteIdentifier(name)}`
-    : quoteIdentifier(name);
 }

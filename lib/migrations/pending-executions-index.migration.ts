@@ -1,10 +1,13 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { quoteIdentifier, quoteTable } from '../adapters/sql-identifiers';
-import { migrationDialectOf } from './column-types';
+import { quoteIdentifier } from '../adapters/sql-identifiers';
 import { INDEX_NAMES, STEP_EXECUTIONS_TABLE } from './migration.constants';
+import { createIndexSql, dropIndexSql, postgresTable } from './postgres-indexes';
 
 /** The columns of `INDEX_NAMES.stepExecutionsPending`, in order. */
 const PENDING_COLUMNS = ['workflow_id', 'created_at', 'id'] as const;
+
+/** The rows it holds: the states the stray sweep and the read of parked steps ask for. */
+const PENDING_PREDICATE_SQL = `${quoteIdentifier('state')} IN ('scheduled', 'waiting')`;
 
 /**
  * PostgreSQL only: an index of each workflow's pending (scheduled or waiting) executions, oldest
@@ -22,24 +25,19 @@ export class GenevaDrivePendingExecutionsIndex1764400010000 implements Migration
   name = 'GenevaDrivePendingExecutionsIndex1764400010000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (migrationDialectOf(queryRunner) !== 'postgres') return;
-    const table = await queryRunner.getTable(STEP_EXECUTIONS_TABLE);
-    if (!table) return;
-    const columns = PENDING_COLUMNS.map((column) => quoteIdentifier(column)).join(', ');
+    const executions = await postgresTable(queryRunner, STEP_EXECUTIONS_TABLE);
+    if (!executions) return;
     await queryRunner.query(
-      `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(INDEX_NAMES.stepExecutionsPending)} ` +
-        `ON ${quoteTable({ schema: table.schema, tableName: STEP_EXECUTIONS_TABLE })} (${columns}) ` +
-        `WHERE ${quoteIdentifier('state')} IN ('scheduled', 'waiting')`,
+      createIndexSql(executions, INDEX_NAMES.stepExecutionsPending, PENDING_COLUMNS, {
+        ifNotExists: true,
+        whereSql: PENDING_PREDICATE_SQL,
+      }),
     );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    if (migrationDialectOf(queryRunner) !== 'postgres') return;
-    const table = await queryRunner.getTable(STEP_EXECUTIONS_TABLE);
-    if (!table) return;
-    const index = table.schema
-      ? `${quoteIdentifier(table.schema)}.${quoteIdentifier(INDEX_NAMES.stepExecutionsPending)}`
-      : quoteIdentifier(INDEX_NAMES.stepExecutionsPending);
-    await queryRunner.query(`DROP INDEX IF EXISTS ${index}`);
+    const executions = await postgresTable(queryRunner, STEP_EXECUTIONS_TABLE);
+    if (!executions) return;
+    await queryRunner.query(dropIndexSql(executions, INDEX_NAMES.stepExecutionsPending));
   }
 }
