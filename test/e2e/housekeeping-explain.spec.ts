@@ -19,7 +19,7 @@ import { createSchema, dataSourceOptions, dropSchema } from './support/database'
 import { describeOn } from './support/describe-if';
 
 /**
- * The issue's bar: one million step executions (generated in ~20 s). GD_EXPLAIN_EXECUTIONS
+ * The issue's bar: one million step executions (generated in ~25 s on 2 cores). GD_EXPLAIN_EXECUTIONS
  * lowers it for a quick local run; `npm run bench:housekeeping` prints the plans and timings.
  */
 const EXECUTIONS = Number(process.env.GD_EXPLAIN_EXECUTIONS ?? 1_000_000);
