@@ -1,4 +1,4 @@
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { SignalEntity, StepExecutionEntity, WorkflowEntity } from '../lib';
 import { qualifiedTable } from './support/dataset';
 
@@ -30,7 +30,7 @@ export const BENCH_WORKFLOW_TYPE = 'HousekeepingBenchWorkflow';
  * number w (w % 20): 0-9 in_progress (stuck when w % 2000 = 0), 10-17 scheduled (stuck when
  * w % 2000 = 10), 18 waiting (waiting 0-9 days), 19 completed with its workflow finished
  * (transitioned 40 days ago when w % 200 = 19, else a day ago). Ids are md5-derived UUIDs. The
- * indexes and foreign keys are put back once the rows are in (`withIndexesAndForeignKeysAfter`).
+ * indexes and foreign keys are put back once the rows are in (`setAsideIndexesAndForeignKeys`).
  */
 export async function generateHousekeepingDataset(
   dataSource: DataSource,
@@ -41,85 +41,80 @@ export async function generateHousekeepingDataset(
   const table = (
     entity: typeof WorkflowEntity | typeof StepExecutionEntity | typeof SignalEntity,
   ) => qualifiedTable(dataSource, entity);
-  const runner = dataSource.createQueryRunner();
-  try {
-    await withIndexesAndForeignKeysAfter(
-      runner,
-      [table(WorkflowEntity), table(StepExecutionEntity), table(SignalEntity)],
-      async () => {
-        await runner.query(
-          `INSERT INTO ${table(WorkflowEntity)}
-           (id, type, hero_type, hero_id, state, current_step_name, next_step_name, allow_multiple,
-            transitioned_at, metadata, created_at, updated_at)
-         SELECT md5('w' || w)::uuid, $1, NULL, NULL,
-           CASE WHEN w % 20 < 10 THEN 'performing' WHEN w % 20 < 19 THEN 'ready' ELSE 'finished' END,
-           CASE WHEN w % 20 < 10 THEN 'step' END,
-           CASE WHEN w % 20 < 19 THEN 'step' END,
-           true,
-           CASE WHEN w % 200 = 19 THEN now() - interval '40 days' WHEN w % 20 = 19 THEN now() - interval '1 day' END,
-           NULL, now() - interval '2 days', now()
-         FROM generate_series(0, $2::int - 1) AS w`,
-          [BENCH_WORKFLOW_TYPE, workflows],
-        );
-        await runner.query(
-          `INSERT INTO ${table(StepExecutionEntity)}
-           (id, workflow_id, step_name, state, outcome, scheduled_for, started_at, completed_at, finished_at,
-            job_id, waiting_since, wait_deadline_at, created_at, updated_at)
-         SELECT id, md5('w' || w)::uuid, 'step', state,
-           CASE WHEN state = 'completed' THEN 'success' END,
-           CASE
-             WHEN state = 'scheduled' AND w % 2000 = 10 THEN now() - interval '1 hour'
-             WHEN state = 'scheduled' THEN now() + ((w % 120) - 10) * interval '1 minute'
-             ELSE now() - interval '2 days' + p * interval '1 second'
-           END,
-           CASE
-             WHEN state = 'in_progress' AND w % 2000 = 0 THEN now() - interval '2 hours'
-             WHEN state = 'in_progress' THEN now() - (w % 50) * interval '1 second'
-             WHEN state = 'completed' THEN now() - interval '2 days' + p * interval '1 second'
-           END,
-           CASE WHEN state = 'completed' THEN now() - interval '2 days' + p * interval '1 second' END,
-           CASE WHEN state = 'completed' THEN now() - interval '2 days' + p * interval '1 second' END,
-           id::text,
-           CASE WHEN state = 'waiting' THEN now() - (w % 10) * interval '1 day' END,
-           CASE
-             WHEN state = 'waiting' AND w % 2000 = 18 THEN now() - (w % 10) * interval '1 day' + interval '3 days'
-             WHEN state = 'waiting' THEN now() - (w % 10) * interval '1 day' + interval '30 days'
-           END,
-           now() - interval '2 days' + p * interval '1 second',
-           now()
-         FROM (
-           SELECT md5('e' || i)::uuid AS id, i / 10 AS w, i % 10 AS p,
-             CASE
-               WHEN i % 10 <> 9 THEN 'completed'
-               WHEN (i / 10) % 20 < 10 THEN 'in_progress'
-               WHEN (i / 10) % 20 < 18 THEN 'scheduled'
-               WHEN (i / 10) % 20 = 18 THEN 'waiting'
-               ELSE 'completed'
-             END AS state
-           FROM generate_series(0, $1::int - 1) AS i
-         ) AS generated`,
-          [executions],
-        );
-        // As many signals as executions: one in ten still pending (0-44 days old), the rest consumed.
-        await runner.query(
-          `INSERT INTO ${table(SignalEntity)}
-           (id, workflow_id, name, idempotency_key, state, payload, claimed_at, consumed_at, claimed,
-            consumed, created_at, updated_at)
-         SELECT md5('s' || i)::uuid, md5('w' || (i / 10))::uuid, 'evt', NULL,
-           CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'consumed' END, NULL,
-           CASE WHEN i % 10 <> 0 THEN now() - interval '2 days' END,
-           CASE WHEN i % 10 <> 0 THEN now() - interval '2 days' END,
-           CASE WHEN i % 10 = 0 THEN 0 ELSE 1 END,
-           CASE WHEN i % 10 = 0 THEN 0 ELSE 1 END,
-           now() - ((i / 10) % 45) * interval '1 day', now()
-         FROM generate_series(0, $1::int - 1) AS i`,
-          [executions],
-        );
-      },
-    );
-  } finally {
-    await runner.release();
-  }
+  const restore = await setAsideIndexesAndForeignKeys(dataSource, [
+    table(WorkflowEntity),
+    table(StepExecutionEntity),
+    table(SignalEntity),
+  ]);
+  await dataSource.query(
+    `INSERT INTO ${table(WorkflowEntity)}
+       (id, type, hero_type, hero_id, state, current_step_name, next_step_name, allow_multiple,
+        transitioned_at, metadata, created_at, updated_at)
+     SELECT md5('w' || w)::uuid, $1, NULL, NULL,
+       CASE WHEN w % 20 < 10 THEN 'performing' WHEN w % 20 < 19 THEN 'ready' ELSE 'finished' END,
+       CASE WHEN w % 20 < 10 THEN 'step' END,
+       CASE WHEN w % 20 < 19 THEN 'step' END,
+       true,
+       CASE WHEN w % 200 = 19 THEN now() - interval '40 days' WHEN w % 20 = 19 THEN now() - interval '1 day' END,
+       NULL, now() - interval '2 days', now()
+     FROM generate_series(0, $2::int - 1) AS w`,
+    [BENCH_WORKFLOW_TYPE, workflows],
+  );
+  await dataSource.query(
+    `INSERT INTO ${table(StepExecutionEntity)}
+       (id, workflow_id, step_name, state, outcome, scheduled_for, started_at, completed_at, finished_at,
+        job_id, waiting_since, wait_deadline_at, created_at, updated_at)
+     SELECT id, md5('w' || w)::uuid, 'step', state,
+       CASE WHEN state = 'completed' THEN 'success' END,
+       CASE
+         WHEN state = 'scheduled' AND w % 2000 = 10 THEN now() - interval '1 hour'
+         WHEN state = 'scheduled' THEN now() + ((w % 120) - 10) * interval '1 minute'
+         ELSE now() - interval '2 days' + p * interval '1 second'
+       END,
+       CASE
+         WHEN state = 'in_progress' AND w % 2000 = 0 THEN now() - interval '2 hours'
+         WHEN state = 'in_progress' THEN now() - (w % 50) * interval '1 second'
+         WHEN state = 'completed' THEN now() - interval '2 days' + p * interval '1 second'
+       END,
+       CASE WHEN state = 'completed' THEN now() - interval '2 days' + p * interval '1 second' END,
+       CASE WHEN state = 'completed' THEN now() - interval '2 days' + p * interval '1 second' END,
+       id::text,
+       CASE WHEN state = 'waiting' THEN now() - (w % 10) * interval '1 day' END,
+       CASE
+         WHEN state = 'waiting' AND w % 2000 = 18 THEN now() - (w % 10) * interval '1 day' + interval '3 days'
+         WHEN state = 'waiting' THEN now() - (w % 10) * interval '1 day' + interval '30 days'
+       END,
+       now() - interval '2 days' + p * interval '1 second',
+       now()
+     FROM (
+       SELECT md5('e' || i)::uuid AS id, i / 10 AS w, i % 10 AS p,
+         CASE
+           WHEN i % 10 <> 9 THEN 'completed'
+           WHEN (i / 10) % 20 < 10 THEN 'in_progress'
+           WHEN (i / 10) % 20 < 18 THEN 'scheduled'
+           WHEN (i / 10) % 20 = 18 THEN 'waiting'
+           ELSE 'completed'
+         END AS state
+       FROM generate_series(0, $1::int - 1) AS i
+     ) AS generated`,
+    [executions],
+  );
+  // As many signals as executions: one in ten still pending (0-44 days old), the rest consumed.
+  await dataSource.query(
+    `INSERT INTO ${table(SignalEntity)}
+       (id, workflow_id, name, idempotency_key, state, payload, claimed_at, consumed_at, claimed,
+        consumed, created_at, updated_at)
+     SELECT md5('s' || i)::uuid, md5('w' || (i / 10))::uuid, 'evt', NULL,
+       CASE WHEN i % 10 = 0 THEN 'pending' ELSE 'consumed' END, NULL,
+       CASE WHEN i % 10 <> 0 THEN now() - interval '2 days' END,
+       CASE WHEN i % 10 <> 0 THEN now() - interval '2 days' END,
+       CASE WHEN i % 10 = 0 THEN 0 ELSE 1 END,
+       CASE WHEN i % 10 = 0 THEN 0 ELSE 1 END,
+       now() - ((i / 10) % 45) * interval '1 day', now()
+     FROM generate_series(0, $1::int - 1) AS i`,
+    [executions],
+  );
+  await restore();
   await dataSource.query(`ANALYZE ${table(SignalEntity)}`);
   await dataSource.query(`ANALYZE ${table(WorkflowEntity)}`);
   await dataSource.query(`ANALYZE ${table(StepExecutionEntity)}`);
@@ -143,19 +138,18 @@ export async function generateHousekeepingDataset(
 }
 
 /**
- * Runs `fill` with the tables' foreign keys and secondary indexes dropped, then puts each back
- * from its own definition (`pg_get_constraintdef`, `pg_get_indexdef`), on one connection with room
- * to sort. Two million rows, each checked against its workflow and inserted into a dozen B-trees,
- * take twice as long as building those B-trees from the filled tables and validating each
+ * Drops the tables' foreign keys and secondary indexes and resolves the function that puts each
+ * back from its own definition (`pg_get_constraintdef`, `pg_get_indexdef`), on one connection with
+ * room to sort. Two million rows, each checked against its workflow and inserted into a dozen
+ * B-trees, take twice as long as building those B-trees from the filled tables and validating each
  * foreign key in one pass; the tables end up with the same indexes and constraints. The primary
  * keys stay (dropping them too saved nothing measurable).
  */
-async function withIndexesAndForeignKeysAfter(
-  runner: QueryRunner,
+async function setAsideIndexesAndForeignKeys(
+  dataSource: DataSource,
   tables: readonly string[],
-  fill: () => Promise<void>,
-): Promise<void> {
-  const foreignKeys = await runner.manager.query<Array<{ dropSql: string; addSql: string }>>(
+): Promise<() => Promise<void>> {
+  const foreignKeys = await dataSource.query<Array<{ dropSql: string; addSql: string }>>(
     `SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', conrelid::regclass, conname) AS "dropSql",
        format('ALTER TABLE %s ADD CONSTRAINT %I %s', conrelid::regclass, conname,
          pg_get_constraintdef(oid)) AS "addSql"
@@ -163,7 +157,7 @@ async function withIndexesAndForeignKeysAfter(
      WHERE contype = 'f' AND conrelid = ANY ($1::text[]::regclass[])`,
     [tables],
   );
-  const indexes = await runner.manager.query<Array<{ dropSql: string; createSql: string }>>(
+  const indexes = await dataSource.query<Array<{ dropSql: string; createSql: string }>>(
     `SELECT format('DROP INDEX %s', index.indexrelid::regclass) AS "dropSql",
        pg_get_indexdef(index.indexrelid) AS "createSql"
      FROM pg_index AS index
@@ -171,12 +165,18 @@ async function withIndexesAndForeignKeysAfter(
        AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conindid = index.indexrelid)`,
     [tables],
   );
-  for (const { dropSql } of [...foreignKeys, ...indexes]) await runner.query(dropSql);
-  await fill();
-  await runner.query(`SET maintenance_work_mem = '256MB'`);
-  for (const { createSql } of indexes) await runner.query(createSql);
-  for (const { addSql } of foreignKeys) await runner.query(addSql);
-  await runner.query('RESET maintenance_work_mem');
+  for (const { dropSql } of [...foreignKeys, ...indexes]) await dataSource.query(dropSql);
+  return async () => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      await runner.query(`SET maintenance_work_mem = '256MB'`);
+      for (const { createSql } of indexes) await runner.query(createSql);
+      for (const { addSql } of foreignKeys) await runner.query(addSql);
+      await runner.query('RESET maintenance_work_mem');
+    } finally {
+      await runner.release();
+    }
+  };
 }
 
 /** One node of a PostgreSQL JSON plan. */
