@@ -9,7 +9,7 @@ import { benchPoolSize, DEFAULT_CONCURRENCY } from './support/engine';
 import { launchDbos } from './support/dbos';
 import { runDbosChains } from './support/dbos-chains';
 import { dbosChainWorkflow } from './support/dbos.workflows';
-import { envInteger, runCount, warmUpRounds } from './support/env';
+import { envInteger, runCount, warmUpRuns } from './support/env';
 import { runBenchmark } from './support/main';
 import { emit, repeatRuns } from './support/result';
 import { StepTimeline } from './support/step-timeline';
@@ -31,7 +31,7 @@ runBenchmark(async () => {
         timeline,
       });
     // Unmeasured workflows first, one at a time: JIT warm-up and first connections stay out.
-    for (let round = 0; round < warmUpRounds(); round++) await run();
+    for (let round = 0; round < warmUpRuns(STEPS); round++) await run();
     const runs = await repeatRuns(runCount(), run);
     await emit('dbos-hop', { workflows: 1, steps: STEPS }, runs);
   } finally {

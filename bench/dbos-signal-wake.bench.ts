@@ -22,7 +22,6 @@ import { RoundTripMeter } from './support/round-trip-meter';
 import { WakeTimings } from './support/wake-timings';
 
 const WAKEUPS = envInteger('BENCH_WAKEUPS', 500);
-const WARM_UP_WAKEUPS = 20;
 const roundTrips = RoundTripMeter.install();
 /** Resolves when the workflow reached the line before `recv()`, by workflow id. */
 const parks = new Map<string, () => void>();
@@ -64,8 +63,8 @@ async function wakeRound(count: number) {
 runBenchmark(async () => {
   const dbos = await launchDbos({ poolSize: benchPoolSize(DEFAULT_CONCURRENCY) });
   try {
-    // Unmeasured: JIT warm-up and first connections stay out of run 1.
-    await wakeRound(WARM_UP_WAKEUPS);
+    // Unmeasured, a round of the measured size: JIT warm-up and first connections stay out.
+    await wakeRound(WAKEUPS);
     const runs = await repeatRuns(runCount(), () => wakeRound(WAKEUPS));
     await emit('dbos-signal-wake', { wakeups: WAKEUPS }, runs);
   } finally {

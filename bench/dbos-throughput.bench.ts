@@ -10,7 +10,7 @@ import { launchDbos } from './support/dbos';
 import { benchPoolSize } from './support/engine';
 import { runDbosChains } from './support/dbos-chains';
 import { dbosChainWorkflow } from './support/dbos.workflows';
-import { envInteger, envIntegers, runCount } from './support/env';
+import { envInteger, envIntegers, runCount, warmUpRuns } from './support/env';
 import { runBenchmark } from './support/main';
 import { emit, repeatRuns } from './support/result';
 import { StepTimeline } from './support/step-timeline';
@@ -35,8 +35,8 @@ runBenchmark(async () => {
           concurrency,
           timeline,
         });
-      // One unmeasured run of the same size first, as for the engine.
-      await run();
+      // Unmeasured runs of the same size first, as many as the engine's.
+      for (let round = 0; round < warmUpRuns(WORKFLOWS * STEPS); round++) await run();
       const runs = await repeatRuns(runCount(), run);
       await emit('dbos-throughput', { workflows: WORKFLOWS, steps: STEPS, concurrency }, runs);
     }

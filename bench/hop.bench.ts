@@ -11,7 +11,7 @@ import { chainWorkflow } from './support/bench.workflows';
 import { commitRoundTripP50Ms } from './support/commit-round-trip';
 import { createOrders } from './support/dataset';
 import { bootEngine, DEFAULT_CONCURRENCY, runWorkflows } from './support/engine';
-import { envInteger, runCount, warmUpRounds } from './support/env';
+import { envInteger, runCount, warmUpRuns } from './support/env';
 import { FinishLine } from './support/finish-line';
 import { runBenchmark } from './support/main';
 import { emit, repeatRuns } from './support/result';
@@ -31,7 +31,7 @@ runBenchmark(async () => {
   const unwatch = finishLine.watchEngine();
   try {
     // Unmeasured workflows first, one at a time: JIT warm-up and first connections stay out.
-    for (let round = 0; round < warmUpRounds(); round++)
+    for (let round = 0; round < warmUpRuns(STEPS); round++)
       await runWorkflows(
         harness,
         HopWorkflow,

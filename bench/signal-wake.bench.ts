@@ -25,7 +25,6 @@ import { RoundTripMeter } from './support/round-trip-meter';
 import { WakeTimings } from './support/wake-timings';
 
 const WAKEUPS = envInteger('BENCH_WAKEUPS', 500);
-const WARM_UP_WAKEUPS = 20;
 const roundTrips = RoundTripMeter.install();
 /** Resolves the woken body's start time, by workflow id. */
 const wakes = new Map<string, (startedAt: number) => void>();
@@ -60,8 +59,8 @@ runBenchmark(async () => {
   const finishLine = new FinishLine();
   const unwatch = finishLine.watchEngine();
   try {
-    // Unmeasured: JIT warm-up and first connections stay out of run 1.
-    await wakeRound(harness, finishLine, WARM_UP_WAKEUPS);
+    // Unmeasured, a round of the measured size: JIT warm-up and first connections stay out.
+    await wakeRound(harness, finishLine, WAKEUPS);
     const runs = await repeatRuns(runCount(), () => wakeRound(harness, finishLine, WAKEUPS));
     await emit('signal-wake', { wakeups: WAKEUPS, concurrency: DEFAULT_CONCURRENCY }, runs);
   } finally {

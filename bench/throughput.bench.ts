@@ -9,7 +9,7 @@
 import { chainWorkflow } from './support/bench.workflows';
 import { createOrders } from './support/dataset';
 import { bootEngine, runWorkflows } from './support/engine';
-import { envInteger, envIntegers, runCount } from './support/env';
+import { envInteger, envIntegers, runCount, warmUpRuns } from './support/env';
 import { FinishLine } from './support/finish-line';
 import { runBenchmark } from './support/main';
 import { emit, repeatRuns } from './support/result';
@@ -19,11 +19,6 @@ import { runVersusFloor } from './support/versus-floor';
 const WORKFLOWS = envInteger('BENCH_WORKFLOWS', 200);
 const STEPS = envInteger('BENCH_STEPS', 10);
 const CONCURRENCIES = envIntegers('BENCH_CONCURRENCY', [8, 32]);
-/**
- * One unmeasured run of the same size first: JIT warm-up, the pool's connections and their
- * prepared statements (each connection prepares on first use) stay out of the measured runs.
- */
-const WARM_UP_WORKFLOWS = WORKFLOWS;
 
 const timeline = new StepTimeline();
 const ThroughputWorkflow = chainWorkflow('ThroughputBenchWorkflow', STEPS, timeline);
@@ -33,12 +28,15 @@ async function measure(concurrency: number): Promise<void> {
   const finishLine = new FinishLine();
   const unwatch = finishLine.watchEngine();
   try {
-    await runWorkflows(
-      harness,
-      ThroughputWorkflow,
-      await createOrders(harness.dataSource, WARM_UP_WORKFLOWS),
-      finishLine,
-    );
+    // Unmeasured runs of the same size first (warmUpRuns): JIT warm-up, the pool's connections
+    // and their prepared statements (each connection prepares on first use) stay out.
+    for (let round = 0; round < warmUpRuns(WORKFLOWS * STEPS); round++)
+      await runWorkflows(
+        harness,
+        ThroughputWorkflow,
+        await createOrders(harness.dataSource, WORKFLOWS),
+        finishLine,
+      );
     const runs = await repeatRuns(runCount(), () =>
       runVersusFloor({
         harness,
