@@ -55,6 +55,17 @@ describe('how the data source reaches its database (doctor: statements)', () => 
       expect(route).toMatchObject({ target: `localhost:${postgresConnection.port}`, direct: true });
     });
 
+    it('a connection URL naming a Unix socket directory (percent-encoded, as node-postgres reads it) is not proven direct', async () => {
+      const route = await routeOver({
+        url: `postgres://${postgresConnection.username}@%2Fvar%2Frun%2Fpostgresql:${postgresConnection.port}/${postgresConnection.database}`,
+      });
+      expect(route).toMatchObject({
+        target: 'the Unix socket in /var/run/postgresql',
+        server: null,
+        direct: false,
+      });
+    });
+
     it('a relay on another port is not: the server answers on an address and port of its own', async () => {
       const relay = await relayTo(postgresConnection.port);
       try {

@@ -48,8 +48,9 @@ function connectionTarget(dataSource: DataSource): ConnectionTarget | null {
   if (options.type !== 'postgres' || options.replication) return null;
   if (options.url) {
     const url = new URL(options.url);
+    // node-postgres percent-decodes the host: `%2Fvar%2Frun%2Fpostgresql` is a socket directory.
     return {
-      host: url.hostname.replace(/^\[(.*)\]$/, '$1') || 'localhost',
+      host: decodeURIComponent(url.hostname.replace(/^\[(.*)\]$/, '$1')) || 'localhost',
       port: url.port ? Number(url.port) : DEFAULT_PORT,
     };
   }
