@@ -2,6 +2,7 @@ import { formatValue } from '../common/duration';
 import { ModuleOptionsError } from '../errors/module-options.error';
 import type { GenevaDriveModuleAsyncOptions } from '../interfaces/module-options.interface';
 import { resolveModuleOptions } from './resolve-module-options';
+import { unknownOptionProblem } from './unknown-option';
 
 const ASYNC_OPTION_KEYS = [
   'imports',
@@ -56,7 +57,9 @@ export function validateForRootAsyncArgument(
   const record = options as Record<string, unknown>;
   const problems: string[] = [];
   for (const key of Object.keys(record)) {
-    if (!ASYNC_OPTION_KEYS.includes(key)) problems.push(`${key} is not a known option`);
+    if (!ASYNC_OPTION_KEYS.includes(key)) {
+      problems.push(unknownOptionProblem('', key, ASYNC_OPTION_KEYS));
+    }
   }
   const given = FACTORY_KEYS.filter((key) => record[key] !== undefined);
   if (given.length !== 1) {

@@ -11,6 +11,7 @@ import type {
 } from '../interfaces/module-options.interface';
 import { HousekeepingOptionsSchema, ModuleOptionsSchema } from './module-options.schema';
 import type { ResolvedGenevaDriveOptions } from './resolved-options.interface';
+import { unknownOptionProblem } from './unknown-option';
 
 const DEFAULT_CONCURRENCY = 10;
 const DEFAULT_MAX_CHAINED_STEPS = 100;
@@ -176,15 +177,22 @@ function resolveTransport(
   return transport;
 }
 
+/** The properties a schema class declares (those class-validator knows of). */
+function knownKeys(schema: new () => object): string[] {
+  return [
+    ...new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(schema, '', true, false)
+        .map((metadata) => metadata.propertyName),
+    ),
+  ];
+}
+
 function strayKeys(value: object, schema: new () => object, path: string): string[] {
-  const known = new Set(
-    getMetadataStorage()
-      .getTargetValidationMetadatas(schema, '', true, false)
-      .map((metadata) => metadata.propertyName),
-  );
+  const known = knownKeys(schema);
   return Object.keys(value)
-    .filter((key) => !known.has(key))
-    .map((key) => `${path}${key} is not a known option`);
+    .filter((key) => !known.includes(key))
+    .map((key) => unknownOptionProblem(path, key, known));
 }
 
 function flatten(errors: ValidationError[], path = ''): string[] {
@@ -192,7 +200,12 @@ function flatten(errors: ValidationError[], path = ''): string[] {
     const key = path ? `${path}.${error.property}` : error.property;
     const own = Object.values(error.constraints ?? {}).map((message) =>
       message.startsWith(`property ${error.property} should not exist`)
-        ? `${key} is not a known option`
+        ? unknownOptionProblem(
+            path ? `${path}.` : '',
+            error.property,
+            // The object holding the key is an instance of its schema class (plainToInstance).
+            error.target ? knownKeys(error.target.constructor as new () => object) : [],
+          )
         : `${key}: ${message}`,
     );
     return [...own, ...flatten(error.children ?? [], key)];

@@ -600,7 +600,7 @@ describe('forRoot / forRootAsync arguments', () => {
       validateForRootAsyncArgument({ useFactroy: () => ({}), isGlobal: 1, inject: 'X' }),
     ).toThrow(
       new ModuleOptionsError(
-        "GenevaDriveModule.forRootAsync() has invalid options: useFactroy is not a known option; one of useFactory, useClass or useExisting is required; inject must be an array, but was 'X'; isGlobal must be a boolean, but was 1.",
+        "GenevaDriveModule.forRootAsync() has invalid options: useFactroy is not a known option (did you mean useFactory?); one of useFactory, useClass or useExisting is required; inject must be an array, but was 'X'; isGlobal must be a boolean, but was 1.",
       ),
     );
   });

@@ -196,6 +196,32 @@ describe('resolveModuleOptions', () => {
       expect(error.message).toContain('workers is not a known option');
     });
 
+    it('name the option a misspelt key most likely meant', () => {
+      const message = errorOf({
+        preparedStatement: true,
+        Prefix: 'x',
+        maxChainedStep: 5,
+        housekeeping: { enabeld: false },
+      }).message;
+      expect(message).toContain(
+        'preparedStatement is not a known option (did you mean preparedStatements?)',
+      );
+      expect(message).toContain('Prefix is not a known option (did you mean prefix?)');
+      expect(message).toContain(
+        'maxChainedStep is not a known option (did you mean maxChainedSteps?)',
+      );
+      expect(message).toContain(
+        'housekeeping.enabeld is not a known option (did you mean housekeeping.enabled?)',
+      );
+    });
+
+    it('suggest nothing when no known option is close, or several are', () => {
+      const message = errorOf({ retentionPeriod: 1, constructor: 1 }).message;
+      expect(message).toContain('retentionPeriod is not a known option;');
+      expect(message).toMatch(/constructor is not a known option\.$/);
+      expect(message).not.toContain('did you mean');
+    });
+
     it('are refused inside housekeeping, with the path', () => {
       expect(errorOf({ housekeeping: { cronn: '* * * * *' } }).message).toContain(
         'housekeeping.cronn is not a known option',
