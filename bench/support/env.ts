@@ -17,13 +17,13 @@ export function runCount(): number {
 }
 
 /**
- * How many unmeasured runs of `stepsPerRun` steps (or wakeups, or starts) a benchmark makes first:
- * enough to reach BENCH_WARMUP_STEPS (default 10,000), at least one. V8 compiles hot code in
- * tiers over thousands of calls, and until it is done the runs pay for the compiler (background
- * threads, counted as CPU) and run slower code: one workflow of 200 steps alone took 1.0–1.3 ms
- * and 0.6–1.1 ms of worker CPU per step in each of its first eight rounds, then 0.6–0.8 ms and
- * 0.25–0.45 ms from the twelfth round (2,400 steps) on. Ours and DBOS Transact's warm up by the same budget,
- * so both are measured as a server that has been up a while runs.
+ * How many unmeasured runs of `stepsPerRun` steps a benchmark makes first: enough to reach
+ * BENCH_WARMUP_STEPS (default 10,000), at least one. V8 compiles hot code in tiers over thousands
+ * of calls, and until it is done the runs pay for the compiler (background threads, counted as
+ * CPU) and run slower code: one workflow of 200 steps alone took 1.0–1.3 ms and 0.6–1.1 ms of
+ * worker CPU per step in each of its first eight rounds, then 0.6–0.8 ms and 0.25–0.45 ms from the
+ * twelfth round (2,400 steps) on. Ours and DBOS Transact's warm up by the same budget, so both are
+ * measured as a server that has been up a while runs.
  */
 export function warmUpRuns(stepsPerRun: number): number {
   return Math.max(1, Math.ceil(envInteger('BENCH_WARMUP_STEPS', 10_000) / stepsPerRun));
