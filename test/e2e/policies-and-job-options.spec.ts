@@ -30,6 +30,8 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
   let harness: EngineHarness;
   let script: StepScript;
   const reports: Array<{ error: Error; context: ErrorReportContext }> = [];
+  /** Who waits for a report of a workflow (`reported`). */
+  const reportWaiters = new Map<string, () => void>();
 
   beforeAll(async () => {
     harness = await EngineHarness.boot({
@@ -38,7 +40,10 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
       entities: [Order],
       options: {
         queues: { 'geneva-drive': { concurrency: 5 }, critical: { concurrency: 2 } },
-        errorReporter: (error, context) => void reports.push({ error, context }),
+        errorReporter: (error, context) => {
+          reports.push({ error, context });
+          reportWaiters.get(context.workflowId)?.();
+        },
       },
     });
     script = harness.get(StepScript);
@@ -72,6 +77,14 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
   const outcomes = async (id: string) =>
     (await harness.history(id)).map((e) => `${e.stepName}:${e.state}/${e.outcome}`);
   const reportsFor = (id: string) => reports.filter((report) => report.context.workflowId === id);
+  /**
+   * Resolves once a report of the workflow arrived: the reporter runs after the failure's commit,
+   * so a test can see the workflow's final state before it.
+   */
+  const reported = (id: string) =>
+    reportsFor(id).length > 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => reportWaiters.set(id, resolve));
 
   it('the step-level policy wins over class-level ones', async () => {
     const { workflow } = await scripted(PolicyWorkflow, () => new GatewayTimeout('slow'));
@@ -91,6 +104,7 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
     const fraud = await scripted(PolicyWorkflow, () => new Error('fraud-ish'));
     await harness.waitForState(fraud.workflow.id, 'canceled');
     expect(await outcomes(fraud.workflow.id)).toEqual(['charge:failed/canceled']);
+    await reported(fraud.workflow.id);
     const [report] = reportsFor(fraud.workflow.id);
     expect(report.context).toEqual({
       workflowId: fraud.workflow.id,
@@ -113,7 +127,8 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
       'charge:completed/reattempted',
       'charge:failed/canceled',
     ]);
-    // terminalOnly: one report, for the terminal failure only.
+    // terminalOnly: one report, for the terminal failure only (the last thing the step does).
+    await reported(workflow.id);
     expect(reportsFor(workflow.id)).toHaveLength(1);
     const history = await harness.history(workflow.id);
     expect(history[0].metadata).toMatchObject({
