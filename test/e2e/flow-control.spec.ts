@@ -9,19 +9,20 @@ import { StepScript } from '../fixtures/step-script';
 import { testDatabaseLabel } from './support/database';
 import { itIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
+import { ReportedErrors } from './support/reported-errors';
 import { testTransport } from './support/transport';
 
 describe(`flow control and exceptions inside steps (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   let script: StepScript;
-  const reported: Error[] = [];
+  const reported = new ReportedErrors();
 
   beforeAll(async () => {
     harness = await EngineHarness.boot({
       workflows: [ScriptedWorkflow, ShortWaitWorkflow, RetryingWorkflow],
       providers: [StepScript],
       entities: [Order],
-      options: { errorReporter: (error) => void reported.push(error) },
+      options: { errorReporter: reported.reporter },
     });
     script = harness.get(StepScript);
   });
@@ -132,7 +133,9 @@ describe(`flow control and exceptions inside steps (${testDatabaseLabel} + BullM
     });
     await harness.waitForState(workflow.id, 'canceled');
     expect(script.callsFor(order)).toEqual(['a']);
-    expect(reported.some((error) => error.message === 'after the swallowed verb')).toBe(false);
+    expect(reported.reports.some(({ error }) => error.message === 'after the swallowed verb')).toBe(
+      false,
+    );
   });
 
   it('suspend() outside a resumable step raises InvalidStateError, which pauses the workflow', async () => {
@@ -178,7 +181,7 @@ describe(`flow control and exceptions inside steps (${testDatabaseLabel} + BullM
       class: 'PaymentDeclined',
       message: 'card declined',
     });
-    expect(reported.some((error) => error.message === 'card declined')).toBe(true);
+    await reported.waitFor(({ error }) => error.message === 'card declined');
   });
 
   it("onException: 'reattempt' with maxReattempts then the terminal action", async () => {

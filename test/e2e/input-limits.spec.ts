@@ -10,6 +10,7 @@ import {
 } from '../fixtures/input-limits.workflows';
 import { testDatabaseLabel } from './support/database';
 import { EngineHarness } from './support/engine-harness';
+import { ReportedErrors } from './support/reported-errors';
 
 /**
  * SPEC §16.1 inside a step: a value the database cannot store, handed to a step-side entry point,
@@ -22,7 +23,7 @@ import { EngineHarness } from './support/engine-harness';
 describe(`bad values inside a step are handled by the exception policy (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   const errorLogs: string[] = [];
-  const reported: Error[] = [];
+  const reported = new ReportedErrors();
   const logger: LoggerService = {
     log: () => undefined,
     warn: () => undefined,
@@ -32,7 +33,7 @@ describe(`bad values inside a step are handled by the exception policy (${testDa
   beforeAll(async () => {
     harness = await EngineHarness.boot({
       workflows: [InputLimitsWorkflow, ResumableInputLimitsWorkflow, BackoffInputLimitsWorkflow],
-      options: { logger, errorReporter: (error) => void reported.push(error) },
+      options: { logger, errorReporter: reported.reporter },
     });
   });
 
@@ -132,7 +133,8 @@ describe(`bad values inside a step are handled by the exception policy (${testDa
         /\] Exception handler threw: StepConfigurationError: ExceptionPolicy backoff strategy function scriptedBackoff returned '500000 weeks' for reattempt 2, which would make the step due on \+\d{6}-.*after 9999-12-31T23:59:59\.999Z.*; pausing$/,
       ),
     );
-    expect(reported.filter((error) => error instanceof FlakyStepError)).toHaveLength(2);
+    const flaky = await reported.waitFor(({ error }) => error instanceof FlakyStepError, 2);
+    expect(flaky).toHaveLength(2);
     // Not stuck: resume() runs the step again (the reattempt count starts over, so the strategy
     // is asked for reattempt 1 and then 2 again) and the workflow pauses the same way.
     await harness.service.resume(started.id);

@@ -1,4 +1,4 @@
-import { WorkflowEntity, type ErrorReportContext } from '../../lib';
+import { WorkflowEntity } from '../../lib';
 import { Order } from '../fixtures/order.entity';
 import {
   BackoffWorkflow,
@@ -16,6 +16,7 @@ import { StepScript } from '../fixtures/step-script';
 import { testDatabaseLabel } from './support/database';
 import { describeIf, itIf } from './support/describe-if';
 import { EngineHarness } from './support/engine-harness';
+import { ReportedErrors } from './support/reported-errors';
 import { testTransport } from './support/transport';
 
 const WORKFLOWS = [
@@ -29,9 +30,7 @@ const WORKFLOWS = [
 describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, () => {
   let harness: EngineHarness;
   let script: StepScript;
-  const reports: Array<{ error: Error; context: ErrorReportContext }> = [];
-  /** Who waits for a report of a workflow (`reported`). */
-  const reportWaiters = new Map<string, () => void>();
+  const reported = new ReportedErrors();
 
   beforeAll(async () => {
     harness = await EngineHarness.boot({
@@ -40,10 +39,7 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
       entities: [Order],
       options: {
         queues: { 'geneva-drive': { concurrency: 5 }, critical: { concurrency: 2 } },
-        errorReporter: (error, context) => {
-          reports.push({ error, context });
-          reportWaiters.get(context.workflowId)?.();
-        },
+        errorReporter: reported.reporter,
       },
     });
     script = harness.get(StepScript);
@@ -76,15 +72,8 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
 
   const outcomes = async (id: string) =>
     (await harness.history(id)).map((e) => `${e.stepName}:${e.state}/${e.outcome}`);
-  const reportsFor = (id: string) => reports.filter((report) => report.context.workflowId === id);
-  /**
-   * Resolves once a report of the workflow arrived: the reporter runs after the failure's commit,
-   * so a test can see the workflow's final state before it.
-   */
-  const reported = (id: string) =>
-    reportsFor(id).length > 0
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => reportWaiters.set(id, resolve));
+  /** Resolves once a report of the workflow arrived. */
+  const reportOf = (id: string) => reported.waitFor((report) => report.context.workflowId === id);
 
   it('the step-level policy wins over class-level ones', async () => {
     const { workflow } = await scripted(PolicyWorkflow, () => new GatewayTimeout('slow'));
@@ -99,13 +88,12 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
       'charge:skipped/skipped',
       'settle:completed/success',
     ]);
-    expect(reportsFor(declined.workflow.id)).toEqual([]);
+    expect(reported.of(declined.workflow.id)).toEqual([]);
 
     const fraud = await scripted(PolicyWorkflow, () => new Error('fraud-ish'));
     await harness.waitForState(fraud.workflow.id, 'canceled');
     expect(await outcomes(fraud.workflow.id)).toEqual(['charge:failed/canceled']);
-    await reported(fraud.workflow.id);
-    const [report] = reportsFor(fraud.workflow.id);
+    const [report] = await reportOf(fraud.workflow.id);
     expect(report.context).toEqual({
       workflowId: fraud.workflow.id,
       workflowClass: 'PolicyWorkflow',
@@ -128,8 +116,8 @@ describe(`exception policies and job options (${testDatabaseLabel} + BullMQ)`, (
       'charge:failed/canceled',
     ]);
     // terminalOnly: one report, for the terminal failure only (the last thing the step does).
-    await reported(workflow.id);
-    expect(reportsFor(workflow.id)).toHaveLength(1);
+    await reportOf(workflow.id);
+    expect(reported.of(workflow.id)).toHaveLength(1);
     const history = await harness.history(workflow.id);
     expect(history[0].metadata).toMatchObject({
       reattemptReason: 'exception_policy',
